@@ -1,0 +1,204 @@
+#include "cuwrap/context.hpp"
+
+#include <gsl/assert>
+#include <string>
+
+namespace cuwrap {
+namespace {
+
+const detail::driver_table& drv() { return detail::driver(); }
+
+// Runs `query` with `ctx` current (pushing it only if needed) for the cuCtx* calls that act on
+// the current context.
+template <class Query>
+auto with_current(context_ref ctx, Query&& query) {
+  scoped_current_context guard{ctx};
+  return query(drv());
+}
+
+}  // namespace
+
+std::optional<context_ref> current_context() {
+  CUcontext current{};
+  check(drv().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (current == nullptr) {
+    return std::nullopt;
+  }
+  return context_ref{current};
+}
+
+scoped_current_context::scoped_current_context(context_ref ctx, std::source_location where) {
+  Expects(ctx.get() != nullptr);
+  CUcontext current{};
+  check(drv().cuCtxGetCurrent(&current), "cuCtxGetCurrent", where);
+  if (current != ctx.get()) {
+    check(drv().cuCtxPushCurrent(ctx.get()), "cuCtxPushCurrent", where);
+    pushed_ = true;
+  }
+}
+
+scoped_current_context::~scoped_current_context() {
+  if (pushed_) {
+    CUcontext popped{};
+    check_nothrow(drv().cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
+  }
+}
+
+cuwrap::device context_ref::device() const {
+  const CUdevice handle = with_current(*this, [](const auto& d) {
+    CUdevice dev{};
+    check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+    return dev;
+  });
+  return cuwrap::device::get(handle);  // the driver's CUdevice is the ordinal
+}
+
+void context_ref::synchronize() const {
+  with_current(*this, [](const auto& d) { check(d.cuCtxSynchronize(), "cuCtxSynchronize"); });
+}
+
+context_flags context_ref::flags() const {
+  return with_current(*this, [](const auto& d) {
+    unsigned flags = 0;
+    check(d.cuCtxGetFlags(&flags), "cuCtxGetFlags");
+    return static_cast<context_flags>(flags);
+  });
+}
+
+std::size_t context_ref::limit(context_limit which) const {
+  return with_current(*this, [which](const auto& d) {
+    std::size_t value = 0;
+    check(d.cuCtxGetLimit(&value, static_cast<CUlimit>(which)), "cuCtxGetLimit");
+    return value;
+  });
+}
+
+void context_ref::set_limit(context_limit which, std::size_t value) const {
+  with_current(*this, [which, value](const auto& d) {
+    const CUresult r = d.cuCtxSetLimit(static_cast<CUlimit>(which), value);
+    if (r != CUDA_SUCCESS) {
+      detail::throw_error(
+          make_error_code(r), "cuCtxSetLimit",
+          "limit " + std::to_string(static_cast<int>(which)) + " to " + std::to_string(value), {});
+    }
+  });
+}
+
+stream_priority_range context_ref::stream_priorities() const {
+  return with_current(*this, [](const auto& d) {
+    stream_priority_range range{};
+    check(d.cuCtxGetStreamPriorityRange(&range.least, &range.greatest),
+          "cuCtxGetStreamPriorityRange");
+    return range;
+  });
+}
+
+cuwrap::cache_config context_ref::cache_config() const {
+  return with_current(*this, [](const auto& d) {
+    CUfunc_cache config{};
+    check(d.cuCtxGetCacheConfig(&config), "cuCtxGetCacheConfig");
+    return static_cast<cuwrap::cache_config>(config);
+  });
+}
+
+void context_ref::set_cache_config(cuwrap::cache_config config) const {
+  with_current(*this, [config](const auto& d) {
+    check(d.cuCtxSetCacheConfig(static_cast<CUfunc_cache>(config)), "cuCtxSetCacheConfig");
+  });
+}
+
+unsigned long long context_ref::id() const {
+  unsigned long long id = 0;
+  check(drv().cuCtxGetId(handle_, &id), "cuCtxGetId");
+  return id;
+}
+
+detail::context_owner::~context_owner() {
+  if (primary) {
+    check_nothrow(drv().cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease");
+  } else {
+    check_nothrow(drv().cuCtxDestroy(handle), "cuCtxDestroy");
+  }
+}
+
+cuwrap::device owning_context::device() const {
+  Expects(!empty());
+  return cuwrap::device::get(lifetime()->device);
+}
+
+namespace {
+
+std::shared_ptr<const detail::context_owner> retain_primary(cuwrap::device dev,
+                                                            std::source_location where) {
+  CUcontext handle{};
+  const CUresult r = drv().cuDevicePrimaryCtxRetain(&handle, dev.get());
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuDevicePrimaryCtxRetain",
+                        "device " + std::to_string(dev.ordinal()), where);
+  }
+  try {
+    return std::make_shared<const detail::context_owner>(handle, dev.get(), true);
+  } catch (...) {
+    check_nothrow(drv().cuDevicePrimaryCtxRelease(dev.get()), "cuDevicePrimaryCtxRelease");
+    throw;
+  }
+}
+
+std::shared_ptr<const detail::context_owner> create_context(cuwrap::device dev, context_flags flags,
+                                                            std::source_location where) {
+  CUctxCreateParams params{};
+  CUcontext handle{};
+  const CUresult r = drv().cuCtxCreate(&handle, &params, static_cast<unsigned>(flags), dev.get());
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuCtxCreate",
+                        "device " + std::to_string(dev.ordinal()) + ", flags " +
+                            std::to_string(static_cast<unsigned>(flags)),
+                        where);
+  }
+  // cuCtxCreate pushed the new context; restore the caller's stack. On any failure the new
+  // context is destroyed, so a failed constructor leaves nothing behind.
+  CUcontext popped{};
+  if (const CUresult pop = drv().cuCtxPopCurrent(&popped); pop != CUDA_SUCCESS) {
+    check_nothrow(drv().cuCtxDestroy(handle), "cuCtxDestroy");
+    detail::throw_error(make_error_code(pop), "cuCtxPopCurrent", "after cuCtxCreate", where);
+  }
+  try {
+    return std::make_shared<const detail::context_owner>(handle, dev.get(), false);
+  } catch (...) {
+    check_nothrow(drv().cuCtxDestroy(handle), "cuCtxDestroy");
+    throw;
+  }
+}
+
+}  // namespace
+
+primary_context::primary_context(cuwrap::device dev, std::source_location where)
+    : owning_context{retain_primary(dev, where)} {}
+
+bool primary_context::is_active(cuwrap::device dev) {
+  unsigned flags = 0;
+  int active = 0;
+  check(drv().cuDevicePrimaryCtxGetState(dev.get(), &flags, &active), "cuDevicePrimaryCtxGetState");
+  return active != 0;
+}
+
+context_flags primary_context::flags(cuwrap::device dev) {
+  unsigned flags = 0;
+  int active = 0;
+  check(drv().cuDevicePrimaryCtxGetState(dev.get(), &flags, &active), "cuDevicePrimaryCtxGetState");
+  return static_cast<context_flags>(flags);
+}
+
+void primary_context::set_flags(cuwrap::device dev, context_flags flags) {
+  check(drv().cuDevicePrimaryCtxSetFlags(dev.get(), static_cast<unsigned>(flags)),
+        "cuDevicePrimaryCtxSetFlags");
+}
+
+void primary_context::reset(cuwrap::device dev) {
+  check(drv().cuDevicePrimaryCtxReset(dev.get()), "cuDevicePrimaryCtxReset");
+}
+
+context::context(cuwrap::device dev, context_flags flags, std::source_location where)
+    : owning_context{create_context(dev, flags, where)} {}
+
+}  // namespace cuwrap

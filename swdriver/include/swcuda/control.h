@@ -1,0 +1,95 @@
+/* swcuda control API: test hooks of the cuwrap software driver.
+ *
+ * The software driver (a drop-in libcuda.so.1) hands out this table through
+ * cuGetExportTable(&table, &SWCU_CONTROL_TABLE_ID). A real NVIDIA driver refuses
+ * the id, so a program can ask "am I on the software driver?" with one call and
+ * without linking anything. The table only grows: new members are appended and
+ * `struct_size` says how many a given driver has.
+ *
+ * Plain C so that any host program (not only cuwrap) can use it. */
+#ifndef SWCUDA_CONTROL_H
+#define SWCUDA_CONTROL_H
+
+#include <cuda.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The export-table id of the control table: the bytes of "swcuda-control-1". */
+static const CUuuid SWCU_CONTROL_TABLE_ID = {
+    {'s', 'w', 'c', 'u', 'd', 'a', '-', 'c', 'o', 'n', 't', 'r', 'o', 'l', '-', '1'}};
+
+#define SWCU_CONTROL_VERSION 1
+
+/* Kinds of live handles the driver accounts for. */
+typedef enum swcu_handle_kind {
+  SWCU_PRIMARY_CONTEXT = 0,  /* a device whose primary context has retains > 0 */
+  SWCU_CONTEXT = 1,          /* created contexts (cuCtxCreate) */
+  SWCU_STREAM = 2,
+  SWCU_EVENT = 3,
+  SWCU_MODULE = 4,
+  SWCU_LIBRARY = 5,
+  SWCU_DEVICE_ALLOCATION = 6,
+  SWCU_HOST_ALLOCATION = 7,
+  SWCU_HOST_REGISTRATION = 8,
+  SWCU_MEMORY_POOL = 9,
+  SWCU_GRAPH = 10,
+  SWCU_GRAPH_EXEC = 11,
+  SWCU_USER_OBJECT = 12,
+  SWCU_LINK_STATE = 13,
+  SWCU_IPC_MAPPING = 14,
+  SWCU_HANDLE_KIND_COUNT = 15
+} swcu_handle_kind;
+
+/* One entry of the call counters: an exported symbol name and how often it ran. */
+typedef struct swcu_call_count {
+  const char *name;          /* exported symbol, e.g. "cuMemAlloc_v2" */
+  const char *base_name;     /* name without ABI suffix, e.g. "cuMemAlloc" */
+  unsigned long long calls;  /* calls since start or the last reset_call_counts() */
+} swcu_call_count;
+
+typedef struct swcu_control {
+  size_t struct_size; /* sizeof(swcu_control) of the driver that filled it */
+  int version;        /* SWCU_CONTROL_VERSION of that driver */
+
+  /* Live handles of one kind, of every kind. */
+  size_t (*live_handles)(swcu_handle_kind kind);
+  size_t (*live_handles_total)(void);
+  /* A readable name for a kind ("stream"), or "unknown". */
+  const char *(*handle_kind_name)(swcu_handle_kind kind);
+
+  /* Calls of one function since the last reset. `name` is a base name ("cuMemAlloc",
+   * counting every ABI variant) or an exact exported name ("cuMemAlloc_v2"). Calls made
+   * through cuGetProcAddress pointers and direct calls count the same. */
+  unsigned long long (*call_count)(const char *name);
+  /* Calls of all driver functions since the last reset (control calls are not counted). */
+  unsigned long long (*total_call_count)(void);
+  /* Copies up to `capacity` non-zero counters into `out`; returns how many are non-zero. */
+  size_t (*call_counts)(swcu_call_count *out, size_t capacity);
+  void (*reset_call_counts)(void);
+
+  /* Adds a fault rule; returns 0, or -1 with a message in last_error(). Grammar:
+   *   rule  := name ':' when ':' code
+   *   name  := a base name ("cuMemAlloc") or exact exported name ("cuMemAlloc_v2")
+   *   when  := N        the Nth matching call after the rule was added (1-based)
+   *          | N '+'    the Nth and every later matching call
+   *          | '*%' K   every Kth matching call
+   *   code  := a CUresult name ("CUDA_ERROR_OUT_OF_MEMORY") or number ("2")
+   * A call that a rule fails returns the code before touching any state. Several rules
+   * may be given at once, separated by ';'. */
+  int (*add_fault_rule)(const char *rules);
+  void (*clear_fault_rules)(void);
+  /* The message of the last failed control call on this thread ("" if none). */
+  const char *(*last_error)(void);
+
+  /* Depth of the calling thread's context stack (0 when no context is current). */
+  int (*context_stack_depth)(void);
+} swcu_control;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWCUDA_CONTROL_H */

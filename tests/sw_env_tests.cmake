@@ -1,0 +1,9 @@
+# sw tests that need a particular software-driver configuration (see sw/*_test.cpp, suite
+# "sw_env"). cuwrap_sw_env_test(<test case name> <environment>).
+cuwrap_sw_env_test("with SWCUDA_DEVICES=3 there are three distinct devices" "SWCUDA_DEVICES=3")
+cuwrap_sw_env_test("with SWCUDA_DEVICES=0 the count is zero and get() says there is no device"
+                   "SWCUDA_DEVICES=0")
+cuwrap_sw_env_test("a malformed SWCUDA_FAULTS rule makes loading the driver fail"
+                   "SWCUDA_FAULTS=cuMemAlloc:x:NOT_A_CODE")
+cuwrap_sw_env_test("with SWCUDA_DRIVER_VERSION=12040 cuCtxCreate names both versions"
+                   "SWCUDA_DRIVER_VERSION=12040")

@@ -1,0 +1,54 @@
+// Loading the driver library: every way it can go wrong gets its own clear error. These use
+// load_driver(spec) directly, so they need no driver and do not touch the process's table.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cuwrap/detail/driver.hpp"
+#include "cuwrap/error.hpp"
+
+namespace {
+
+cuwrap::error load_error(const char* spec) {
+  try {
+    (void)cuwrap::detail::load_driver(spec);
+  } catch (const cuwrap::error& e) {
+    return e;
+  }
+  FAIL("loading '" << spec << "' did not fail");
+  throw;
+}
+
+}  // namespace
+
+TEST_SUITE("driver loading") {
+  TEST_CASE("an unknown CUWRAP_DRIVER path gives the dlerror text and a hint") {
+    const auto e = load_error("/nonexistent/libcuda.so.1");
+    const std::string what = e.what();
+    CHECK(e.code() == cuwrap::make_error_code(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED));
+    CHECK(e.code() == cuwrap::errc::driver_unavailable);
+    CHECK(what.find("cannot load '/nonexistent/libcuda.so.1'") != std::string::npos);
+    CHECK(what.find("No such file or directory") != std::string::npos);
+    CHECK(what.find("CUWRAP_DRIVER") != std::string::npos);
+  }
+
+  TEST_CASE("a library that is not a driver is named as such") {
+    const auto e = load_error("libm.so.6");
+    CHECK(e.code() == cuwrap::make_error_code(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND));
+    CHECK(std::string{e.what()}.find("is not a CUDA driver") != std::string::npos);
+  }
+
+  TEST_CASE("the toolkit's stub library is recognised") {
+    const auto e = load_error(CUWRAP_TEST_STUB_DRIVER);
+    CHECK(e.code() == cuwrap::make_error_code(CUDA_ERROR_STUB_LIBRARY));
+    CHECK(std::string{e.what()}.find("stub library, not a driver") != std::string::npos);
+  }
+
+  TEST_CASE("every table entry is requested by its base name") {
+    for (const auto& entry : cuwrap::detail::driver_entries()) {
+      CAPTURE(entry.exported_name);
+      CHECK(std::string{entry.exported_name}.starts_with(entry.base_name));
+      CHECK(entry.version >= 2000);
+    }
+  }
+}
