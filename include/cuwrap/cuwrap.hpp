@@ -5,3 +5,5 @@
 #include "cuwrap/device.hpp"
 #include "cuwrap/driver.hpp"
 #include "cuwrap/error.hpp"
+#include "cuwrap/event.hpp"
+#include "cuwrap/stream.hpp"

@@ -1,0 +1,53 @@
+#include "cuwrap/event.hpp"
+
+#include <gsl/assert>
+
+namespace cuwrap {
+namespace {
+
+unsigned native_flags(event_flags flags) noexcept {
+  unsigned native = has(flags, event_flags::timing) ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING;
+  if (has(flags, event_flags::blocking_sync)) {
+    native |= CU_EVENT_BLOCKING_SYNC;
+  }
+  if (has(flags, event_flags::interprocess)) {
+    native |= CU_EVENT_INTERPROCESS;
+  }
+  return native;
+}
+
+CUevent create_event(const owning_context& ctx, event_flags flags, std::source_location where) {
+  Expects(!ctx.empty());
+  if (has(flags, event_flags::timing) && has(flags, event_flags::interprocess)) {
+    detail::throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), "cuEventCreate",
+                        "event_flags::timing cannot be combined with event_flags::interprocess",
+                        where);
+  }
+  const scoped_current_context current{ctx, where};
+  CUevent handle{};
+  check(detail::driver().cuEventCreate(&handle, native_flags(flags)), "cuEventCreate", where);
+  return handle;
+}
+
+}  // namespace
+
+event::event(const owning_context& ctx, event_flags flags, std::source_location where)
+    : event_ref{create_event(ctx, flags, where)}, context_{ctx.lifetime()} {}
+
+std::chrono::duration<float, std::milli> elapsed(event_ref start, event_ref stop,
+                                                 std::source_location where) {
+  float ms = 0;
+  const CUresult r = detail::driver().cuEventElapsedTime(&ms, start.get(), stop.get());
+  if (r == CUDA_ERROR_INVALID_HANDLE) {
+    detail::throw_error(make_error_code(r), "cuEventElapsedTime",
+                        "both events must be created with event_flags::timing and recorded", where);
+  }
+  if (r == CUDA_ERROR_NOT_READY) {
+    detail::throw_error(make_error_code(r), "cuEventElapsedTime",
+                        "the recorded work of both events has not completed yet", where);
+  }
+  check(r, "cuEventElapsedTime", where);
+  return std::chrono::duration<float, std::milli>{ms};
+}
+
+}  // namespace cuwrap
