@@ -94,9 +94,8 @@ CUstream create_stream(const owning_context& ctx, stream_options options,
     if (options.priority < range.greatest || options.priority > range.least) {
       detail::throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), "cuStreamCreateWithPriority",
                           "priority " + std::to_string(options.priority) +
-                              " is outside the context's range " +
-                              std::to_string(range.greatest) + " (highest) to " +
-                              std::to_string(range.least) + " (lowest)",
+                              " is outside the context's range " + std::to_string(range.greatest) +
+                              " (highest) to " + std::to_string(range.least) + " (lowest)",
                           where);
     }
   }

@@ -7,3 +7,7 @@ cuwrap_sw_env_test("a malformed SWCUDA_FAULTS rule makes loading the driver fail
                    "SWCUDA_FAULTS=cuMemAlloc:x:NOT_A_CODE")
 cuwrap_sw_env_test("with SWCUDA_DRIVER_VERSION=12040 cuCtxCreate names both versions"
                    "SWCUDA_DRIVER_VERSION=12040")
+cuwrap_sw_env_test("in deferred mode a stream is not done until it is synchronized"
+                   "SWCUDA_EXEC=deferred")
+cuwrap_sw_env_test("in deferred mode an event is done once its stream is synchronized"
+                   "SWCUDA_EXEC=deferred")

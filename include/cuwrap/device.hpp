@@ -98,8 +98,8 @@ class device {
     return attribute<CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE>();
   }
 
-  /// True if this device can access `peer`'s memory (cuDeviceCanAccessPeer). A device
-  /// cannot be its own peer: asking is an invalid_device error, as in the driver.
+  /// True if this device can access `peer`'s memory (cuDeviceCanAccessPeer). A device is not
+  /// its own peer (false).
   [[nodiscard]] bool can_access_peer(device peer) const;
 
   friend constexpr bool operator==(device, device) noexcept = default;

@@ -21,10 +21,10 @@ class stream_ref;
 /// How an event is created. Timing is off unless asked for: CUDA's default (timing on) makes
 /// every record and wait slower.
 enum class event_flags : unsigned {
-  none = 0,               ///< no timing, spin on synchronize
-  timing = 1,             ///< record timestamps, for elapsed()
-  blocking_sync = 2,      ///< synchronize() blocks the thread instead of spinning
-  interprocess = 4,       ///< shareable with other processes (not with timing)
+  none = 0,           ///< no timing, spin on synchronize
+  timing = 1,         ///< record timestamps, for elapsed()
+  blocking_sync = 2,  ///< synchronize() blocks the thread instead of spinning
+  interprocess = 4,   ///< shareable with other processes (not with timing)
 };
 
 /// Combines event flags.

@@ -20,8 +20,8 @@ namespace cuwrap {
 
 /// How a stream is created (CU_STREAM_*).
 enum class stream_flags : unsigned {
-  blocking = CU_STREAM_DEFAULT,          ///< synchronizes with the legacy default stream
-  non_blocking = CU_STREAM_NON_BLOCKING, ///< runs independently of the legacy default stream
+  blocking = CU_STREAM_DEFAULT,           ///< synchronizes with the legacy default stream
+  non_blocking = CU_STREAM_NON_BLOCKING,  ///< runs independently of the legacy default stream
 };
 
 namespace detail {
@@ -168,7 +168,8 @@ class stream : public stream_ref {
   std::shared_ptr<const detail::context_owner> context_;
 };
 
-static_assert(!std::is_copy_constructible_v<stream> && std::is_nothrow_move_constructible_v<stream>);
+static_assert(!std::is_copy_constructible_v<stream> &&
+              std::is_nothrow_move_constructible_v<stream>);
 static_assert(sizeof(stream_ref) == sizeof(CUstream));
 static_assert(sizeof(stream) == sizeof(CUstream) + sizeof(std::shared_ptr<int>));
 

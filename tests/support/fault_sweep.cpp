@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "cuwrap/detail/driver.hpp"
 #include "cuwrap/error.hpp"
 #include "swcuda.hpp"
 
@@ -15,6 +16,19 @@ bool skipped(const std::string& name, const fault_sweep_options& options) {
     }
   }
   return false;
+}
+
+// What the nothrow handler saw during one run.
+std::error_code reported_in_destructor;
+void remember(std::error_code code, const char*) noexcept { reported_in_destructor = code; }
+
+// A scope guard's pop that fails in its destructor leaves the context on the stack (as the real
+// driver would); take it off so the next injection point starts clean.
+void unwind_context_stack() {
+  CUcontext popped{};
+  while (swcuda().context_stack_depth() > 0 &&
+         detail::driver().cuCtxPopCurrent(&popped) == CUDA_SUCCESS) {
+  }
 }
 
 void check_clean(const std::string& where) {
@@ -31,6 +45,7 @@ int fault_sweep(const std::function<void()>& scenario, const fault_sweep_options
   check_clean("nothing (the baseline run)");
   REQUIRE_MESSAGE(!calls.empty(), "the scenario made no driver call");
 
+  const auto previous_handler = set_nothrow_error_handler(&remember);
   int points = 0;
   for (const auto& [name, count] : calls) {
     if (skipped(name, options)) {
@@ -42,22 +57,29 @@ int fault_sweep(const std::function<void()>& scenario, const fault_sweep_options
       const std::string rule =
           name + ":" + std::to_string(n) + ":" + std::to_string(static_cast<int>(options.code));
       REQUIRE_MESSAGE(swcuda().add_fault_rule(rule.c_str()) == 0, swcuda().last_error());
-      bool threw_right_code = false;
-      std::string what = "no exception";
+      reported_in_destructor = {};
+      std::string outcome = "no exception and nothing reported";
+      bool right_code = false;
       try {
         scenario();
+        // No exception: acceptable only if a destructor made the failing call and reported it.
+        right_code = reported_in_destructor == make_error_code(options.code);
+        if (right_code) {
+          unwind_context_stack();
+        }
       } catch (const cuwrap::error& e) {
-        threw_right_code = e.code() == make_error_code(options.code);
-        what = e.what();
+        right_code = e.code() == make_error_code(options.code);
+        outcome = e.what();
       } catch (const std::exception& e) {
-        what = std::string{"not a cuwrap::error: "} + e.what();
+        outcome = std::string{"not a cuwrap::error: "} + e.what();
       }
       swcuda().clear_fault_rules();
-      CHECK_MESSAGE(threw_right_code, "failing ", where, " gave: ", what);
+      CHECK_MESSAGE(right_code, "failing ", where, " gave: ", outcome);
       check_clean(where);
       ++points;
     }
   }
+  set_nothrow_error_handler(previous_handler);
   return points;
 }
 

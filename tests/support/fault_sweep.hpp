@@ -20,7 +20,9 @@ struct fault_sweep_options {
 };
 
 /// Sweeps `scenario` (which must succeed on its own and clean up after itself) and returns
-/// how many injection points it tried. Failures are reported as doctest checks that name the
+/// how many injection points it tried. Each failing call must either throw a cuwrap::error
+/// with the injected code, or (for calls destructors make) be reported to the nothrow handler.
+/// Failures are reported as doctest checks that name the
 /// failing call ("cuCtxCreate_v4 call 1 of 1").
 int fault_sweep(const std::function<void()>& scenario, const fault_sweep_options& options = {});
 

@@ -61,11 +61,12 @@ TEST_SUITE("device") {
 
   TEST_CASE_FIXTURE(sw_fixture, "an unknown attribute names the attribute and the device") {
     try {
-      (void)cuwrap::device::get(0).raw_attribute(static_cast<CUdevice_attribute>(99999));
+      (void)cuwrap::device::get(0).raw_attribute(CU_DEVICE_ATTRIBUTE_MAX);
       FAIL("no exception");
     } catch (const cuwrap::error& e) {
       CHECK(e.code() == cuwrap::errc::invalid_value);
-      CHECK(std::string{e.what()}.find("attribute 99999, device 0") != std::string::npos);
+      CHECK(std::string{e.what()}.find("attribute " + std::to_string(CU_DEVICE_ATTRIBUTE_MAX) +
+                                       ", device 0") != std::string::npos);
     }
   }
 
@@ -91,9 +92,9 @@ TEST_SUITE("device") {
     CHECK(cuwrap::device::all() == std::vector{a});
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "a device cannot be its own peer") {
+  TEST_CASE_FIXTURE(sw_fixture, "a device is not its own peer") {
     const auto dev = cuwrap::device::get(0);
-    CHECK_THROWS_AS((void)dev.can_access_peer(dev), cuwrap::error);
+    CHECK_FALSE(dev.can_access_peer(dev));
   }
 }
 

@@ -25,8 +25,8 @@ static const CUuuid SWCU_CONTROL_TABLE_ID = {
 
 /* Kinds of live handles the driver accounts for. */
 typedef enum swcu_handle_kind {
-  SWCU_PRIMARY_CONTEXT = 0,  /* a device whose primary context has retains > 0 */
-  SWCU_CONTEXT = 1,          /* created contexts (cuCtxCreate) */
+  SWCU_PRIMARY_CONTEXT = 0, /* a device whose primary context has retains > 0 */
+  SWCU_CONTEXT = 1,         /* created contexts (cuCtxCreate) */
   SWCU_STREAM = 2,
   SWCU_EVENT = 3,
   SWCU_MODULE = 4,
@@ -45,9 +45,9 @@ typedef enum swcu_handle_kind {
 
 /* One entry of the call counters: an exported symbol name and how often it ran. */
 typedef struct swcu_call_count {
-  const char *name;          /* exported symbol, e.g. "cuMemAlloc_v2" */
-  const char *base_name;     /* name without ABI suffix, e.g. "cuMemAlloc" */
-  unsigned long long calls;  /* calls since start or the last reset_call_counts() */
+  const char* name;         /* exported symbol, e.g. "cuMemAlloc_v2" */
+  const char* base_name;    /* name without ABI suffix, e.g. "cuMemAlloc" */
+  unsigned long long calls; /* calls since start or the last reset_call_counts() */
 } swcu_call_count;
 
 typedef struct swcu_control {
@@ -58,16 +58,16 @@ typedef struct swcu_control {
   size_t (*live_handles)(swcu_handle_kind kind);
   size_t (*live_handles_total)(void);
   /* A readable name for a kind ("stream"), or "unknown". */
-  const char *(*handle_kind_name)(swcu_handle_kind kind);
+  const char* (*handle_kind_name)(swcu_handle_kind kind);
 
   /* Calls of one function since the last reset. `name` is a base name ("cuMemAlloc",
    * counting every ABI variant) or an exact exported name ("cuMemAlloc_v2"). Calls made
    * through cuGetProcAddress pointers and direct calls count the same. */
-  unsigned long long (*call_count)(const char *name);
+  unsigned long long (*call_count)(const char* name);
   /* Calls of all driver functions since the last reset (control calls are not counted). */
   unsigned long long (*total_call_count)(void);
   /* Copies up to `capacity` non-zero counters into `out`; returns how many are non-zero. */
-  size_t (*call_counts)(swcu_call_count *out, size_t capacity);
+  size_t (*call_counts)(swcu_call_count* out, size_t capacity);
   void (*reset_call_counts)(void);
 
   /* Adds a fault rule; returns 0, or -1 with a message in last_error(). Grammar:
@@ -76,13 +76,13 @@ typedef struct swcu_control {
    *   when  := N        the Nth matching call after the rule was added (1-based)
    *          | N '+'    the Nth and every later matching call
    *          | '*%' K   every Kth matching call
-   *   code  := a CUresult name ("CUDA_ERROR_OUT_OF_MEMORY") or number ("2")
+   *   code  := a CUresult name ("CUDA_ERROR_OUT_OF_MEMORY") or number from 1 to 1023 ("2")
    * A call that a rule fails returns the code before touching any state. Several rules
    * may be given at once, separated by ';'. */
-  int (*add_fault_rule)(const char *rules);
+  int (*add_fault_rule)(const char* rules);
   void (*clear_fault_rules)(void);
   /* The message of the last failed control call on this thread ("" if none). */
-  const char *(*last_error)(void);
+  const char* (*last_error)(void);
 
   /* Depth of the calling thread's context stack (0 when no context is current). */
   int (*context_stack_depth)(void);

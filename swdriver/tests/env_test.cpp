@@ -1,0 +1,220 @@
+// Test cases that need a process of their own: "fresh process" (nothing may have called cuInit)
+// and "env" (a particular SWCUDA_* configuration). CMakeLists.txt runs each one separately with
+// its environment; without a --test-case/--test-suite filter they are left out.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "swdriver_test.hpp"
+
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_SUITE("fresh process") {
+  TEST_CASE("before cuInit only the documented functions work") {
+    const swt::Api& cu = swt::api();  // resolving needs no cuInit
+    const swcu_control& ctl = swt::control();
+    int value = 0;
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
+    CUcontext ctx = nullptr;
+    SWT_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_ERROR_NOT_INITIALIZED);
+    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_NOT_INITIALIZED);
+    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_NOT_INITIALIZED);
+    const auto unimplemented =
+        reinterpret_cast<CUresult (*)()>(dlsym(swt::library(), "cuMemAlloc_v2"));
+    REQUIRE((unimplemented != nullptr));
+    SWT_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_INITIALIZED);
+
+    SWT_CHECK_RESULT(cu.cuDriverGetVersion(&value), CUDA_SUCCESS);
+    CHECK(value == 13000);
+    const char* text = nullptr;
+    SWT_CHECK_RESULT(cu.cuGetErrorName(CUDA_ERROR_NOT_INITIALIZED, &text), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(cu.cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &text), CUDA_SUCCESS);
+    void* p = nullptr;
+    SWT_CHECK_RESULT(cu.cuGetProcAddress_v1("cuInit", &p, 2000, 0), CUDA_SUCCESS);
+    CHECK(p != nullptr);
+    CHECK(ctl.call_count("cuDeviceGetCount") == 1);  // refused calls are counted too
+
+    SWT_CHECK_RESULT(cu.cuInit(1), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
+    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_SUCCESS);
+    CHECK(value == 1);
+    SWT_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_SUPPORTED);
+  }
+}
+
+TEST_SUITE("env") {
+  TEST_CASE("with zero devices cuInit reports CUDA_ERROR_NO_DEVICE") {
+    const swt::Api& cu = swt::api();
+    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
+    int count = -1;
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
+  }
+
+  TEST_CASE("an older driver version caps what cuGetProcAddress hands out") {
+    const swt::Api& cu = swt::api();
+    int version = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
+    CHECK(version == 12040);
+    void* p = reinterpret_cast<void*>(0x1);
+    CUdriverProcAddressQueryResult status{};
+    SWT_CHECK_RESULT(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12050, 0, &status),
+                     CUDA_ERROR_INVALID_VALUE);
+    CHECK(p == reinterpret_cast<void*>(0x1));
+    SWT_REQUIRE_SUCCESS(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12040, 0, &status));
+    CHECK(swt::exported_name(p) == "cuCtxCreate_v3");
+    SWT_CHECK_RESULT(cu.cuGetProcAddress_v1("cuCtxCreate", &p, 13000, 0), CUDA_ERROR_INVALID_VALUE);
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "three devices have distinct PCI bus ids and UUIDs") {
+    int count = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    REQUIRE(count == 3);
+    CUuuid uuids[3];
+    for (CUdevice d = 0; d < 3; ++d) {
+      char id[16];
+      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(id, sizeof id, d));
+      const std::string expected = "0000:1" + std::string(1, "ABC"[d]) + ":00.0";
+      CHECK(std::string(id) == expected);
+      CUdevice found = -1;
+      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetByPCIBusId(&found, id));
+      CHECK(found == d);
+      int bus = 0;
+      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d));
+      CHECK(bus == 0x1a + d);
+      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&uuids[d], d));
+    }
+    CHECK(std::memcmp(&uuids[0], &uuids[1], sizeof(CUuuid)) != 0);
+    CHECK(std::memcmp(&uuids[1], &uuids[2], sizeof(CUuuid)) != 0);
+    CUdevice dev = -1;
+    SWT_CHECK_RESULT(cu.cuDeviceGet(&dev, 3), CUDA_ERROR_INVALID_DEVICE);
+    // Primary contexts are per device.
+    CUcontext p0 = nullptr, p2 = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p2, 2));
+    CHECK(p0 != p2);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxGetDevice_v2(&dev, p2));
+    CHECK(dev == 2);
+    CHECK(ctl.live_handles(SWCU_PRIMARY_CONTEXT) == 2);
+    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(2));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "by default every pair of distinct devices can access each other") {
+    for (CUdevice a = 0; a < 3; ++a) {
+      for (CUdevice b = 0; b < 3; ++b) {
+        INFO(a, " -> ", b);
+        int can = -1;
+        SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
+        CHECK(can == (a != b ? 1 : 0));
+        int value = -1;
+        const CUresult r =
+            cu.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, a, b);
+        SWT_CHECK_RESULT(r, a != b ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
+        if (a != b) CHECK(value == 1);
+      }
+    }
+    int value = -1;
+    SWT_CHECK_RESULT(
+        cu.cuDeviceGetP2PAttribute(&value, swt::invalid_enum<CUdevice_P2PAttribute>(99), 0, 1),
+        CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(
+        cu.cuDeviceGetP2PAttribute(nullptr, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1),
+        CUDA_ERROR_INVALID_VALUE);
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "SWCUDA_P2P limits peer access to the listed ordered pairs") {
+    // SWCUDA_P2P=0-1,2-1
+    for (CUdevice a = 0; a < 3; ++a) {
+      for (CUdevice b = 0; b < 3; ++b) {
+        INFO(a, " -> ", b);
+        const int expected = (a == 0 && b == 1) || (a == 2 && b == 1) ? 1 : 0;
+        int can = -1;
+        SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
+        CHECK(can == expected);
+        if (a == b) continue;
+        for (const CUdevice_P2PAttribute attribute :
+             {CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED,
+              CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+              CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED}) {
+          int value = -1;
+          SWT_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(&value, attribute, a, b));
+          CHECK(value == expected);
+        }
+      }
+    }
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "SWCUDA_DEVICE_MEMORY sets the memory of every device") {
+    for (CUdevice d = 0; d < 2; ++d) {
+      size_t bytes = 0;
+      SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, d));
+      CHECK(bytes == size_t{4} << 30);
+    }
+  }
+
+  TEST_CASE("SWCUDA_FAULTS rules count calls from the first cuInit on") {
+    // SWCUDA_FAULTS=cuDeviceGetCount:2:CUDA_ERROR_UNKNOWN;cuCtxCreate:1+:2
+    const swt::Api& cu = swt::api();
+    int count = 0;
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);  // not yet
+    SWT_REQUIRE_SUCCESS(cu.cuInit(0));
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_UNKNOWN);
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+    CUcontext ctx = nullptr;
+    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWT_CHECK_RESULT(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWT_REQUIRE_SUCCESS(cu.cuInit(0));  // the rules are installed once
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+    swt::control().clear_fault_rules();
+    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE("a malformed SWCUDA_FAULTS rule makes cuInit fail with one line on stderr") {
+    // SWCUDA_FAULTS=cuDeviceGetCount:1:CUDA_ERROR_UNKNOWN;cuMemAlloc:first:2
+    const swt::Api& cu = swt::api();
+    swt::StderrCapture capture;
+    const CUresult first = cu.cuInit(0);
+    const CUresult second = cu.cuInit(0);
+    const std::string text = capture.finish();
+    SWT_CHECK_RESULT(first, CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(second, CUDA_ERROR_INVALID_VALUE);
+    INFO(text);
+    CHECK(contains(text, "SWCUDA_FAULTS"));
+    CHECK(contains(text, "\"cuMemAlloc:first:2\""));
+    CHECK(contains(text, "expected N, N+ or *%K"));
+    CHECK(text.find('\n') == text.size() - 1);  // one line, printed once
+    int count = 0;
+    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+  }
+
+  TEST_CASE("an invalid configuration variable makes cuInit fail and names it") {
+    const std::string variable = env("SWCUDA_TEST_EXPECT");
+    REQUIRE_MESSAGE(!variable.empty(), "run by CTest with SWCUDA_TEST_EXPECT set");
+    swt::StderrCapture capture;
+    const CUresult result = swt::api().cuInit(0);
+    const std::string text = capture.finish();
+    SWT_CHECK_RESULT(result, CUDA_ERROR_INVALID_VALUE);
+    INFO(text);
+    CHECK(contains(text, "swcuda: " + variable + "=\"" + env(variable.c_str()) + "\" is invalid"));
+    CHECK(text.find('\n') == text.size() - 1);
+  }
+}

@@ -1,0 +1,94 @@
+// Test support: the software driver, loaded by full path and reached only through
+// cuGetProcAddress_v2 and cuGetExportTable (the test binary does not link libcuda).
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <doctest/doctest.h>
+#include <swcuda/control.h>
+
+#include <string>
+
+namespace swt {
+
+/// cuGetProcAddress_v2 of the loaded driver (dlopen'ed once, never closed).
+[[nodiscard]] PFN_cuGetProcAddress_v12000 get_proc_address();
+
+/// The raw pointer for (base, version, flags); nullptr when the driver has none.
+[[nodiscard]] void* lookup(const char* base, int version,
+                           cuuint64_t flags = CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+
+/// A typed pointer; fails the test when the driver has none.
+template <class F>
+[[nodiscard]] F proc(const char* base, int version,
+                     cuuint64_t flags = CU_GET_PROC_ADDRESS_LEGACY_STREAM) {
+  void* const p = lookup(base, version, flags);
+  REQUIRE_MESSAGE(p != nullptr, std::string(base), " at ", version);
+  return reinterpret_cast<F>(p);
+}
+
+/// The exported name of a function pointer (dladdr), or "" when it names none.
+[[nodiscard]] std::string exported_name(const void* function);
+
+/// The driver's dlopen handle (for dlsym).
+[[nodiscard]] void* library();
+
+/// The control table; fails the test when the driver refuses its id.
+[[nodiscard]] const swcu_control& control();
+
+/// The functions the tests call, each at the version that gives the named export.
+struct Api {
+#define SWT_API(member, base, version) PFN_##base##_v##version member = nullptr;
+#include "api_functions.inc"
+#undef SWT_API
+};
+
+/// The resolved functions (resolved once); a member is NULL where the configured driver version
+/// is too old for it.
+[[nodiscard]] const Api& api();
+
+/// An enum value outside the enumerators, to test how the driver refuses it.
+template <class Enum>
+[[nodiscard]] Enum invalid_enum(int value) {
+  return static_cast<Enum>(value);
+}
+
+/// The name of a code, for messages ("CUDA_ERROR_INVALID_VALUE"); makes no driver call.
+[[nodiscard]] std::string error_name(CUresult code);
+
+/// A test that needs an initialized driver (the default configuration): cuInit(0) must succeed;
+/// call counters and fault rules start empty. At the end the test must have left no live
+/// handle and an empty context stack.
+struct DriverTest {
+  DriverTest();
+  ~DriverTest();
+  DriverTest(const DriverTest&) = delete;
+  DriverTest& operator=(const DriverTest&) = delete;
+
+  const Api& cu = api();
+  const swcu_control& ctl = control();
+};
+
+/// Captures what the calling process writes to stderr (fd 2) while alive.
+class StderrCapture {
+ public:
+  StderrCapture();
+  ~StderrCapture();
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+  /// Stops capturing and returns the text.
+  [[nodiscard]] std::string finish();
+
+ private:
+  int saved_ = -1;
+  int file_ = -1;
+  std::string text_;
+};
+
+}  // namespace swt
+
+/// CHECK that a driver call returns `expected`, naming both codes on failure.
+#define SWT_CHECK_RESULT(call, expected) \
+  CHECK_EQ(::swt::error_name(call), ::swt::error_name(expected))
+#define SWT_REQUIRE_SUCCESS(call) \
+  REQUIRE_EQ(::swt::error_name(call), ::swt::error_name(CUDA_SUCCESS))
