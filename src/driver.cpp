@@ -80,7 +80,42 @@ namespace {
   X(cuEventRecordWithFlags, 11010) \
   X(cuEventQuery, 2000) \
   X(cuEventSynchronize, 2000) \
-  X(cuEventElapsedTime, 12080)
+  X(cuEventElapsedTime, 12080) \
+  X(cuMemAlloc, 3020) \
+  X(cuMemFree, 3020) \
+  X(cuMemAllocPitch, 3020) \
+  X(cuMemGetInfo, 3020) \
+  X(cuMemAllocAsync, 11020) \
+  X(cuMemAllocFromPoolAsync, 11020) \
+  X(cuMemFreeAsync, 11020) \
+  X(cuMemHostAlloc, 2020) \
+  X(cuMemFreeHost, 2000) \
+  X(cuMemHostGetDevicePointer, 3020) \
+  X(cuMemHostRegister, 6050) \
+  X(cuMemHostUnregister, 4000) \
+  X(cuMemAllocManaged, 6000) \
+  X(cuMemPrefetchAsync, 12020) \
+  X(cuMemAdvise, 12020) \
+  X(cuMemRangeGetAttribute, 8000) \
+  X(cuMemcpy, 4000) \
+  X(cuMemcpyAsync, 4000) \
+  X(cuMemcpy2D, 3020) \
+  X(cuMemcpy2DAsync, 3020) \
+  X(cuMemsetD8, 3020) \
+  X(cuMemsetD16, 3020) \
+  X(cuMemsetD32, 3020) \
+  X(cuMemsetD8Async, 3020) \
+  X(cuMemsetD16Async, 3020) \
+  X(cuMemsetD32Async, 3020) \
+  X(cuMemPoolCreate, 11020) \
+  X(cuMemPoolDestroy, 11020) \
+  X(cuDeviceGetDefaultMemPool, 11020) \
+  X(cuMemPoolTrimTo, 11020) \
+  X(cuMemPoolGetAttribute, 11020) \
+  X(cuMemPoolSetAttribute, 11020) \
+  X(cuMemPoolSetAccess, 11020) \
+  X(cuMemPoolGetAccess, 11020) \
+  X(cuPointerGetAttributes, 7000)
 // clang-format on
 
 #define CUWRAP_CHECK_TYPE(name, version)                                               \

@@ -11,3 +11,6 @@ cuwrap_sw_env_test("in deferred mode a stream is not done until it is synchroniz
                    "SWCUDA_EXEC=deferred")
 cuwrap_sw_env_test("in deferred mode an event is done once its stream is synchronized"
                    "SWCUDA_EXEC=deferred")
+cuwrap_sw_env_test("in deferred mode a stream-ordered buffer is freed when its stream gets there"
+                   "SWCUDA_EXEC=deferred")
+cuwrap_sw_env_test("with two devices a pool can be shared with the peer" "SWCUDA_DEVICES=2")

@@ -6,4 +6,5 @@
 #include "cuwrap/driver.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
+#include "cuwrap/memory.hpp"
 #include "cuwrap/stream.hpp"

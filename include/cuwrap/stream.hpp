@@ -160,6 +160,11 @@ class stream : public stream_ref {
 
   /// Gives up ownership: the caller must destroy the returned handle.
   [[nodiscard]] native_handle_type release() noexcept { return std::exchange(handle_, CUstream{}); }
+  /// The lifetime token of the stream's context, for objects that must keep it alive.
+  [[nodiscard]] const std::shared_ptr<const detail::context_owner>& context_lifetime()
+      const noexcept {
+    return context_;
+  }
 
  private:
   stream(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept

@@ -1,0 +1,159 @@
+// Managed (unified) memory: one address valid on the host and every device, migrated on demand.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <type_traits>
+#include <utility>
+
+#include "cuwrap/context.hpp"
+#include "cuwrap/detail/driver.hpp"
+#include "cuwrap/device.hpp"
+#include "cuwrap/device_span.hpp"
+#include "cuwrap/error.hpp"
+#include "cuwrap/stream.hpp"
+
+namespace cuwrap {
+
+/// Where memory lives or should live: a device, or the host (CUmemLocation).
+struct memory_location {
+  CUmemLocationType type = CU_MEM_LOCATION_TYPE_HOST;  ///< device or host
+  int id = 0;                                          ///< the device ordinal for devices
+
+  /// A device's memory.
+  [[nodiscard]] static memory_location on(const cuwrap::device& dev) noexcept {
+    return {CU_MEM_LOCATION_TYPE_DEVICE, dev.ordinal()};
+  }
+  /// Host memory.
+  [[nodiscard]] static memory_location host() noexcept { return {CU_MEM_LOCATION_TYPE_HOST, 0}; }
+  /// As the driver's struct.
+  [[nodiscard]] CUmemLocation native() const noexcept { return CUmemLocation{type, id}; }
+  friend constexpr bool operator==(memory_location, memory_location) noexcept = default;
+};
+
+/// Which streams may access managed memory at first (CU_MEM_ATTACH_*).
+enum class managed_attach : unsigned {
+  global = CU_MEM_ATTACH_GLOBAL,  ///< any stream on any device
+  host = CU_MEM_ATTACH_HOST,      ///< the host only, until attached to a stream
+};
+
+/// Usage hints for managed memory (CUmem_advise).
+enum class memory_advice {
+  set_read_mostly = CU_MEM_ADVISE_SET_READ_MOSTLY,  ///< mostly read: devices may keep copies
+  unset_read_mostly = CU_MEM_ADVISE_UNSET_READ_MOSTLY,
+  set_preferred_location = CU_MEM_ADVISE_SET_PREFERRED_LOCATION,  ///< keep it at a location
+  unset_preferred_location = CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+  set_accessed_by = CU_MEM_ADVISE_SET_ACCESSED_BY,  ///< map it for a device to avoid faults
+  unset_accessed_by = CU_MEM_ADVISE_UNSET_ACCESSED_BY,
+};
+
+namespace detail {
+/// cuMemAllocManaged of `bytes` with `ctx` current; 0 bytes allocates nothing.
+CUdeviceptr allocate_managed(const owning_context& ctx, std::size_t bytes, unsigned flags,
+                             std::source_location where);
+void prefetch(CUdeviceptr address, std::size_t bytes, memory_location to, stream_ref s,
+              std::source_location where);
+void advise(CUdeviceptr address, std::size_t bytes, memory_advice advice, memory_location where_,
+            std::source_location where);
+int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute);
+memory_location range_location(CUdeviceptr address, std::size_t bytes,
+                               CUmem_range_attribute type_attribute,
+                               CUmem_range_attribute id_attribute);
+}  // namespace detail
+
+/// `count` elements of T in managed memory (cuMemAllocManaged, freed with cuMemFree). Host
+/// code reads and writes it directly (operator[], begin/end); device code uses span().
+/// Move-only; keeps its context alive.
+template <class T>
+class managed_buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "managed memory holds trivially copyable types");
+
+ public:
+  using value_type = T;
+
+  /// Allocates `count` elements in `ctx` (made current for the call only if it is not).
+  managed_buffer(const owning_context& ctx, std::size_t count,
+                 managed_attach attach = managed_attach::global,
+                 std::source_location where = std::source_location::current())
+      : data_{reinterpret_cast<T*>(detail::allocate_managed(  // NOLINT: device address
+            ctx, count * sizeof(T), static_cast<unsigned>(attach), where))},
+        size_{count},
+        context_{ctx.lifetime()} {}
+  managed_buffer(managed_buffer&& other) noexcept
+      : data_{std::exchange(other.data_, nullptr)},
+        size_{std::exchange(other.size_, 0)},
+        context_{std::move(other.context_)} {}
+  managed_buffer& operator=(managed_buffer&& other) noexcept {
+    if (this != &other) {
+      managed_buffer old{std::move(*this)};
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      context_ = std::move(other.context_);
+    }
+    return *this;
+  }
+  ~managed_buffer() {
+    if (data_ != nullptr) {
+      check_nothrow(detail::driver().cuMemFree(address()), "cuMemFree");
+    }
+  }
+
+  /// The pointer, valid on the host and on devices.
+  [[nodiscard]] T* data() const noexcept { return data_; }
+  /// The address as the driver's CUdeviceptr.
+  [[nodiscard]] CUdeviceptr address() const noexcept { return span().address(); }
+  /// The number of elements.
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// The number of bytes.
+  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+  /// Element `i`, on the host. Do not touch memory a device is using.
+  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  [[nodiscard]] T* begin() const noexcept { return data_; }
+  [[nodiscard]] T* end() const noexcept { return data_ + size_; }
+  /// The memory as a host span.
+  [[nodiscard]] std::span<T> host() const noexcept { return {data_, size_}; }
+  /// The memory as a device span.
+  [[nodiscard]] device_span<T> span() const noexcept { return {data_, size_}; }
+
+  /// Migrates the memory to `to` in `s`'s order (cuMemPrefetchAsync_v2; one driver call).
+  void prefetch(stream_ref s, memory_location to,
+                std::source_location where = std::source_location::current()) const {
+    detail::prefetch(address(), size_bytes(), to, s, where);
+  }
+  /// Gives the driver a usage hint (cuMemAdvise_v2).
+  void advise(memory_advice advice, memory_location location,
+              std::source_location where = std::source_location::current()) const {
+    detail::advise(address(), size_bytes(), advice, location, where);
+  }
+  /// True if the range is advised read-mostly (cuMemRangeGetAttribute).
+  [[nodiscard]] bool read_mostly() const {
+    return detail::range_attribute(address(), size_bytes(), CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) !=
+           0;
+  }
+  /// The advised preferred location (cuMemRangeGetAttribute).
+  [[nodiscard]] memory_location preferred_location() const {
+    return detail::range_location(address(), size_bytes(),
+                                  CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+                                  CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID);
+  }
+  /// Where the last prefetch moved the range (cuMemRangeGetAttribute).
+  [[nodiscard]] memory_location last_prefetch_location() const {
+    return detail::range_location(address(), size_bytes(),
+                                  CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+                                  CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID);
+  }
+
+ private:
+  T* data_;
+  std::size_t size_;
+  std::shared_ptr<const detail::context_owner> context_;
+};
+
+static_assert(!std::is_copy_constructible_v<managed_buffer<int>> &&
+              std::is_nothrow_move_constructible_v<managed_buffer<int>>);
+
+}  // namespace cuwrap

@@ -1,0 +1,140 @@
+// Pitched 2D device memory (cuMemAllocPitch) and 2D copies (cuMemcpy2D) with pitches.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <source_location>
+#include <type_traits>
+#include <utility>
+
+#include "cuwrap/context.hpp"
+#include "cuwrap/detail/driver.hpp"
+#include "cuwrap/error.hpp"
+#include "cuwrap/stream.hpp"
+
+namespace cuwrap {
+
+/// A 2D view: `height` rows of `width` elements, rows `pitch_bytes` apart. Host or device
+/// memory (the driver tells them apart by address).
+template <class T>
+struct pitched_span {
+  T* data = nullptr;            ///< the first element of the first row
+  std::size_t pitch_bytes = 0;  ///< bytes from one row to the next (>= width * sizeof(T))
+  std::size_t width = 0;        ///< elements per row
+  std::size_t height = 0;       ///< rows
+
+  /// A dense host or device matrix: rows exactly `width` elements apart.
+  [[nodiscard]] static constexpr pitched_span dense(T* data, std::size_t width,
+                                                    std::size_t height) noexcept {
+    return {data, width * sizeof(T), width, height};
+  }
+  /// pitched_span<T> converts to pitched_span<const T>.
+  constexpr operator pitched_span<const T>() const noexcept {
+    return {data, pitch_bytes, width, height};
+  }
+};
+
+namespace detail {
+CUdeviceptr allocate_pitched(const owning_context& ctx, std::size_t width_bytes, std::size_t height,
+                             unsigned element_size, std::size_t& pitch, std::source_location where);
+CUDA_MEMCPY2D describe_2d(const void* dst, std::size_t dst_pitch, const void* src,
+                          std::size_t src_pitch, std::size_t width_bytes, std::size_t height);
+[[noreturn]] void throw_shape_mismatch(const char* api, std::size_t dst_width,
+                                       std::size_t dst_height, std::size_t src_width,
+                                       std::size_t src_height, std::source_location where);
+void check_sync(CUresult result, const char* api, std::source_location where);
+}  // namespace detail
+
+/// `height` rows of `width` elements of T in device memory, each row aligned by the driver
+/// (cuMemAllocPitch, freed with cuMemFree). Move-only; keeps its context alive.
+template <class T>
+class pitched_buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
+
+ public:
+  /// Allocates in `ctx` (made current for the call only if it is not).
+  pitched_buffer(const owning_context& ctx, std::size_t width, std::size_t height,
+                 std::source_location where = std::source_location::current())
+      : width_{width}, height_{height}, context_{ctx.lifetime()} {
+    data_ = reinterpret_cast<T*>(detail::allocate_pitched(  // NOLINT: device address
+        ctx, width * sizeof(T), height, element_size(), pitch_, where));
+  }
+  pitched_buffer(pitched_buffer&& other) noexcept
+      : data_{std::exchange(other.data_, nullptr)},
+        pitch_{other.pitch_},
+        width_{other.width_},
+        height_{other.height_},
+        context_{std::move(other.context_)} {}
+  pitched_buffer& operator=(pitched_buffer&& other) noexcept {
+    if (this != &other) {
+      pitched_buffer old{std::move(*this)};
+      data_ = std::exchange(other.data_, nullptr);
+      pitch_ = other.pitch_;
+      width_ = other.width_;
+      height_ = other.height_;
+      context_ = std::move(other.context_);
+    }
+    return *this;
+  }
+  ~pitched_buffer() {
+    if (data_ != nullptr) {
+      check_nothrow(detail::driver().cuMemFree(reinterpret_cast<CUdeviceptr>(data_)),  // NOLINT
+                    "cuMemFree");
+    }
+  }
+
+  /// The first element (device pointer).
+  [[nodiscard]] T* data() const noexcept { return data_; }
+  /// Bytes between rows, as chosen by the driver.
+  [[nodiscard]] std::size_t pitch_bytes() const noexcept { return pitch_; }
+  /// Elements per row.
+  [[nodiscard]] std::size_t width() const noexcept { return width_; }
+  /// Rows.
+  [[nodiscard]] std::size_t height() const noexcept { return height_; }
+  /// The buffer as a 2D view.
+  [[nodiscard]] pitched_span<T> view() const noexcept { return {data_, pitch_, width_, height_}; }
+  operator pitched_span<T>() const noexcept { return view(); }
+  operator pitched_span<const T>() const noexcept { return view(); }
+
+ private:
+  static constexpr unsigned element_size() noexcept {
+    return sizeof(T) >= 16 ? 16U : sizeof(T) >= 8 ? 8U : 4U;  // what cuMemAllocPitch accepts
+  }
+
+  T* data_ = nullptr;
+  std::size_t pitch_ = 0;
+  std::size_t width_;
+  std::size_t height_;
+  std::shared_ptr<const detail::context_owner> context_;
+};
+
+/// Copies a 2D region; `dst` and `src` must have the same width and height (else
+/// errc::invalid_value naming both shapes, before any driver call). Returns when done
+/// (cuMemcpy2D; one driver call, in the current context).
+template <class T>
+void copy_2d(pitched_span<T> dst, std::type_identity_t<pitched_span<const T>> src,
+             std::source_location where = std::source_location::current()) {
+  if (dst.width != src.width || dst.height != src.height) [[unlikely]] {
+    detail::throw_shape_mismatch("cuMemcpy2D", dst.width, dst.height, src.width, src.height, where);
+  }
+  const auto desc = detail::describe_2d(dst.data, dst.pitch_bytes, src.data, src.pitch_bytes,
+                                        dst.width * sizeof(T), dst.height);
+  detail::check_sync(detail::driver().cuMemcpy2D(&desc), "cuMemcpy2D", where);
+}
+
+/// Queues a 2D copy on `s` (cuMemcpy2DAsync; one driver call). Shapes checked as copy_2d.
+template <class T>
+void copy_2d(stream_ref s, pitched_span<T> dst, std::type_identity_t<pitched_span<const T>> src,
+             std::source_location where = std::source_location::current()) {
+  if (dst.width != src.width || dst.height != src.height) [[unlikely]] {
+    detail::throw_shape_mismatch("cuMemcpy2DAsync", dst.width, dst.height, src.width, src.height,
+                                 where);
+  }
+  const auto desc = detail::describe_2d(dst.data, dst.pitch_bytes, src.data, src.pitch_bytes,
+                                        dst.width * sizeof(T), dst.height);
+  check(detail::driver().cuMemcpy2DAsync(&desc, s.get()), "cuMemcpy2DAsync", where);
+}
+
+}  // namespace cuwrap

@@ -1,0 +1,313 @@
+// The out-of-line parts of the memory headers: allocations (cold paths that name the bytes and
+// the device on failure), pools, attributes.
+#include "cuwrap/memory.hpp"
+
+#include <array>
+#include <gsl/assert>
+#include <string>
+
+namespace cuwrap {
+namespace detail {
+namespace {
+
+std::string bytes_on_device(std::size_t bytes, CUdevice device) {
+  return std::to_string(bytes) + " bytes on device " + std::to_string(device);
+}
+
+// Runs an allocation call with `ctx` current; failures name the bytes and the device.
+template <class Allocate>
+void allocate_in(const owning_context& ctx, const char* api, std::size_t bytes,
+                 std::source_location where, Allocate&& allocate) {
+  Expects(!ctx.empty());
+  const scoped_current_context current{ctx, where};
+  if (const CUresult r = allocate(driver()); r != CUDA_SUCCESS) [[unlikely]] {
+    throw_allocation_error(r, api, bytes, ctx.lifetime()->device, where);
+  }
+}
+
+}  // namespace
+
+void throw_allocation_error(CUresult result, const char* api, std::size_t bytes, CUdevice device,
+                            std::source_location where) {
+  throw_error(make_error_code(result), api, bytes_on_device(bytes, device), where);
+}
+
+CUdeviceptr allocate_device(const owning_context& ctx, std::size_t bytes,
+                            std::source_location where) {
+  CUdeviceptr address{};
+  if (bytes != 0) {
+    allocate_in(ctx, "cuMemAlloc", bytes, where,
+                [&](const driver_table& d) { return d.cuMemAlloc(&address, bytes); });
+  }
+  return address;
+}
+
+void* allocate_pinned(const owning_context& ctx, std::size_t bytes, unsigned flags,
+                      std::source_location where) {
+  void* host = nullptr;
+  if (bytes != 0) {
+    allocate_in(ctx, "cuMemHostAlloc", bytes, where,
+                [&](const driver_table& d) { return d.cuMemHostAlloc(&host, bytes, flags); });
+  }
+  return host;
+}
+
+CUdeviceptr allocate_managed(const owning_context& ctx, std::size_t bytes, unsigned flags,
+                             std::source_location where) {
+  CUdeviceptr address{};
+  if (bytes != 0) {
+    allocate_in(ctx, "cuMemAllocManaged", bytes, where,
+                [&](const driver_table& d) { return d.cuMemAllocManaged(&address, bytes, flags); });
+  }
+  return address;
+}
+
+CUdeviceptr allocate_pitched(const owning_context& ctx, std::size_t width_bytes, std::size_t height,
+                             unsigned element_size, std::size_t& pitch,
+                             std::source_location where) {
+  CUdeviceptr address{};
+  pitch = 0;
+  if (width_bytes != 0 && height != 0) {
+    allocate_in(ctx, "cuMemAllocPitch", width_bytes * height, where, [&](const driver_table& d) {
+      return d.cuMemAllocPitch(&address, &pitch, width_bytes, height, element_size);
+    });
+  }
+  return address;
+}
+
+CUdeviceptr mapped_device_address(const void* host, std::source_location where) {
+  CUdeviceptr address{};
+  check(driver().cuMemHostGetDevicePointer(&address, const_cast<void*>(host), 0),
+        "cuMemHostGetDevicePointer", where);
+  return address;
+}
+
+void throw_size_mismatch(const char* api, std::size_t dst, std::size_t src,
+                         std::size_t element_size, std::source_location where) {
+  throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), api,
+              "destination has " + std::to_string(dst) + " elements, source has " +
+                  std::to_string(src) + " (" + std::to_string(element_size) + " bytes each)",
+              where);
+}
+
+void throw_shape_mismatch(const char* api, std::size_t dst_width, std::size_t dst_height,
+                          std::size_t src_width, std::size_t src_height,
+                          std::source_location where) {
+  throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), api,
+              "destination is " + std::to_string(dst_width) + " x " + std::to_string(dst_height) +
+                  " elements, source is " + std::to_string(src_width) + " x " +
+                  std::to_string(src_height),
+              where);
+}
+
+void check_sync(CUresult result, const char* api, std::source_location where) {
+  if (result == CUDA_ERROR_INVALID_CONTEXT) [[unlikely]] {
+    throw_error(make_error_code(result), api,
+                "synchronous copies and fills run in the current context; make one current "
+                "with cuwrap::scoped_current_context",
+                where);
+  }
+  check(result, api, where);
+}
+
+CUDA_MEMCPY2D describe_2d(const void* dst, std::size_t dst_pitch, const void* src,
+                          std::size_t src_pitch, std::size_t width_bytes, std::size_t height) {
+  CUDA_MEMCPY2D desc{};
+  desc.srcMemoryType = CU_MEMORYTYPE_UNIFIED;  // the driver tells host from device by address
+  desc.srcDevice = reinterpret_cast<CUdeviceptr>(src);  // NOLINT: UVA address
+  desc.srcPitch = src_pitch;
+  desc.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  desc.dstDevice = reinterpret_cast<CUdeviceptr>(dst);  // NOLINT: UVA address
+  desc.dstPitch = dst_pitch;
+  desc.WidthInBytes = width_bytes;
+  desc.Height = height;
+  return desc;
+}
+
+void prefetch(CUdeviceptr address, std::size_t bytes, memory_location to, stream_ref s,
+              std::source_location where) {
+  check(driver().cuMemPrefetchAsync(address, bytes, to.native(), 0, s.get()), "cuMemPrefetchAsync",
+        where);
+}
+
+void advise(CUdeviceptr address, std::size_t bytes, memory_advice advice, memory_location location,
+            std::source_location where) {
+  check(driver().cuMemAdvise(address, bytes, static_cast<CUmem_advise>(advice), location.native()),
+        "cuMemAdvise", where);
+}
+
+int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute) {
+  int value = 0;
+  check(driver().cuMemRangeGetAttribute(&value, sizeof(value), attribute, address, bytes),
+        "cuMemRangeGetAttribute");
+  return value;
+}
+
+memory_location range_location(CUdeviceptr address, std::size_t bytes,
+                               CUmem_range_attribute type_attribute,
+                               CUmem_range_attribute id_attribute) {
+  return {static_cast<CUmemLocationType>(range_attribute(address, bytes, type_attribute)),
+          range_attribute(address, bytes, id_attribute)};
+}
+
+CUdeviceptr pool_allocate(CUmemoryPool pool, std::size_t bytes, const stream& s,
+                          std::source_location where) {
+  CUdeviceptr address{};
+  const CUresult r = driver().cuMemAllocFromPoolAsync(&address, bytes, pool, s.get());
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    const auto& owner = s.context_lifetime();
+    throw_allocation_error(r, "cuMemAllocFromPoolAsync", bytes, owner ? owner->device : CUdevice{},
+                           where);
+  }
+  return address;
+}
+
+}  // namespace detail
+
+host_registration::host_registration(const owning_context& ctx, void* data, std::size_t bytes,
+                                     registration_flags flags, std::source_location where)
+    : data_{data}, bytes_{bytes}, context_{ctx.lifetime()} {
+  Expects(!ctx.empty());
+  const scoped_current_context current{ctx, where};
+  const CUresult r = detail::driver().cuMemHostRegister(data, bytes, static_cast<unsigned>(flags));
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    detail::throw_error(make_error_code(r), "cuMemHostRegister", std::to_string(bytes) + " bytes",
+                        where);
+  }
+}
+
+namespace {
+
+std::uint64_t pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute) {
+  std::uint64_t value = 0;
+  check(detail::driver().cuMemPoolGetAttribute(pool, attribute, &value), "cuMemPoolGetAttribute");
+  return value;
+}
+
+void set_pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute, std::uint64_t value,
+                        std::source_location where = std::source_location::current()) {
+  check(detail::driver().cuMemPoolSetAttribute(pool, attribute, &value), "cuMemPoolSetAttribute",
+        where);
+}
+
+CUmemLocation device_location(const device& dev) {
+  return CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, dev.ordinal()};
+}
+
+}  // namespace
+
+void memory_pool_ref::trim(std::size_t keep_bytes) const {
+  check(detail::driver().cuMemPoolTrimTo(handle_, keep_bytes), "cuMemPoolTrimTo");
+}
+
+std::uint64_t memory_pool_ref::release_threshold() const {
+  return pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+}
+
+void memory_pool_ref::set_release_threshold(std::uint64_t bytes) const {
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes);
+}
+
+pool_usage memory_pool_ref::usage() const {
+  return {pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+          pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
+          pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+          pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_HIGH)};
+}
+
+void memory_pool_ref::reset_high_watermarks() const {
+  // The driver only accepts 0 for the high-water marks: it means "reset to current".
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0);
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0);
+}
+
+void memory_pool_ref::allow_access(const device& dev, pool_access access) const {
+  const CUmemAccessDesc desc{device_location(dev), static_cast<CUmemAccess_flags>(access)};
+  const CUresult r = detail::driver().cuMemPoolSetAccess(handle_, &desc, 1);
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    detail::throw_error(make_error_code(r), "cuMemPoolSetAccess",
+                        "device " + std::to_string(dev.ordinal()), {});
+  }
+}
+
+pool_access memory_pool_ref::access(const device& dev) const {
+  CUmemAccess_flags flags{};
+  CUmemLocation location = device_location(dev);
+  check(detail::driver().cuMemPoolGetAccess(&flags, handle_, &location), "cuMemPoolGetAccess");
+  return static_cast<pool_access>(flags);
+}
+
+namespace {
+
+CUmemoryPool create_pool(const device& dev, const memory_pool_options& options,
+                         std::source_location where) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location = device_location(dev);
+  props.maxSize = options.max_size;
+  CUmemoryPool pool{};
+  const CUresult r = detail::driver().cuMemPoolCreate(&pool, &props);
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    detail::throw_error(make_error_code(r), "cuMemPoolCreate",
+                        "device " + std::to_string(dev.ordinal()), where);
+  }
+  return pool;
+}
+
+}  // namespace
+
+memory_pool::memory_pool(const device& dev, memory_pool_options options, std::source_location where)
+    : memory_pool_ref{create_pool(dev, options, where)} {
+  try {
+    set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, options.release_threshold,
+                       where);
+  } catch (...) {
+    check_nothrow(detail::driver().cuMemPoolDestroy(handle_), "cuMemPoolDestroy");
+    throw;
+  }
+}
+
+memory_pool_ref memory_pool::default_pool(const device& dev) {
+  CUmemoryPool pool{};
+  check(detail::driver().cuDeviceGetDefaultMemPool(&pool, dev.get()), "cuDeviceGetDefaultMemPool");
+  return memory_pool_ref{pool};
+}
+
+pointer_info pointer_attributes(CUdeviceptr address) {
+  unsigned type = 0;
+  int ordinal = -1;
+  CUcontext context{};
+  CUdeviceptr start = 0;
+  std::size_t size = 0;
+  int managed = 0;
+  std::array attributes{CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                        CU_POINTER_ATTRIBUTE_CONTEXT,     CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                        CU_POINTER_ATTRIBUTE_RANGE_SIZE,  CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  std::array<void*, attributes.size()> values{&type, &ordinal, &context, &start, &size, &managed};
+  check(detail::driver().cuPointerGetAttributes(static_cast<unsigned>(attributes.size()),
+                                                attributes.data(), values.data(), address),
+        "cuPointerGetAttributes");
+  pointer_info info;
+  info.context = context;
+  info.range_start = start;
+  info.range_size = size;
+  info.device = type == 0 ? -1 : ordinal;
+  if (managed != 0) {
+    info.type = memory_type::managed;
+  } else if (type == CU_MEMORYTYPE_DEVICE) {
+    info.type = memory_type::device;
+  } else if (type == CU_MEMORYTYPE_HOST) {
+    info.type = memory_type::host;
+  }
+  return info;
+}
+
+memory_usage memory_info(context_ref ctx) {
+  const scoped_current_context current{ctx};
+  memory_usage usage;
+  check(detail::driver().cuMemGetInfo(&usage.free, &usage.total), "cuMemGetInfo");
+  return usage;
+}
+
+}  // namespace cuwrap
