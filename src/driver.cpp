@@ -115,7 +115,33 @@ namespace {
   X(cuMemPoolSetAttribute, 11020) \
   X(cuMemPoolSetAccess, 11020) \
   X(cuMemPoolGetAccess, 11020) \
-  X(cuPointerGetAttributes, 7000)
+  X(cuPointerGetAttributes, 7000) \
+  X(cuModuleLoadDataEx, 2010) \
+  X(cuModuleUnload, 2000) \
+  X(cuModuleGetFunction, 2000) \
+  X(cuModuleGetGlobal, 3020) \
+  X(cuModuleGetFunctionCount, 12040) \
+  X(cuModuleEnumerateFunctions, 12040) \
+  X(cuFuncGetParamInfo, 12040) \
+  X(cuFuncGetName, 12030) \
+  X(cuFuncGetAttribute, 2020) \
+  X(cuFuncSetAttribute, 9000) \
+  X(cuFuncSetCacheConfig, 3000) \
+  X(cuLaunchKernel, 4000) \
+  X(cuLaunchKernelEx, 11060) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
+  X(cuOccupancyMaxPotentialBlockSize, 6050) \
+  X(cuOccupancyMaxActiveClusters, 11070) \
+  X(cuLibraryLoadData, 12000) \
+  X(cuLibraryUnload, 12000) \
+  X(cuLibraryGetKernel, 12000) \
+  X(cuLibraryGetKernelCount, 12040) \
+  X(cuLibraryEnumerateKernels, 12040) \
+  X(cuKernelGetParamInfo, 12040) \
+  X(cuKernelGetName, 12030) \
+  X(cuKernelGetAttribute, 12000) \
+  X(cuKernelGetFunction, 12000) \
+  X(cuKernelSetAttribute, 12000)
 // clang-format on
 
 #define CUWRAP_CHECK_TYPE(name, version)                                               \

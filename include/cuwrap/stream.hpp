@@ -15,6 +15,7 @@
 #include "cuwrap/detail/driver.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
+#include "cuwrap/launch_config.hpp"
 
 namespace cuwrap {
 
@@ -103,6 +104,12 @@ class stream_ref {
           "cuLaunchHostFunc", where);
     (void)work.release();  // the callback owns it now
   }
+
+  /// Launches a kernel (a typed_kernel or an untyped kernel) with `config` and `args`
+  /// (cuLaunchKernel or cuLaunchKernelEx; one driver call). Defined in <cuwrap/launch.hpp>,
+  /// which documents the checks.
+  template <class Kernel, class... Args>
+  void launch(const Kernel& k, detail::located<launch_config> config, Args&&... args) const;
 
   /// The stream's priority (cuStreamGetPriority).
   [[nodiscard]] int priority() const;

@@ -106,6 +106,32 @@ struct driver_table {
   decltype(&::cuMemPoolSetAccess) cuMemPoolSetAccess;
   decltype(&::cuMemPoolGetAccess) cuMemPoolGetAccess;
   decltype(&::cuPointerGetAttributes) cuPointerGetAttributes;
+  decltype(&::cuModuleLoadDataEx) cuModuleLoadDataEx;
+  decltype(&::cuModuleUnload) cuModuleUnload;
+  decltype(&::cuModuleGetFunction) cuModuleGetFunction;
+  decltype(&::cuModuleGetGlobal) cuModuleGetGlobal;
+  decltype(&::cuModuleGetFunctionCount) cuModuleGetFunctionCount;
+  decltype(&::cuModuleEnumerateFunctions) cuModuleEnumerateFunctions;
+  decltype(&::cuFuncGetParamInfo) cuFuncGetParamInfo;
+  decltype(&::cuFuncGetName) cuFuncGetName;
+  decltype(&::cuFuncGetAttribute) cuFuncGetAttribute;
+  decltype(&::cuFuncSetAttribute) cuFuncSetAttribute;
+  decltype(&::cuFuncSetCacheConfig) cuFuncSetCacheConfig;
+  decltype(&::cuLaunchKernel) cuLaunchKernel;
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) cuOccupancyMaxActiveBlocksPerMultiprocessor;
+  decltype(&::cuOccupancyMaxPotentialBlockSize) cuOccupancyMaxPotentialBlockSize;
+  decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters;
+  decltype(&::cuLibraryLoadData) cuLibraryLoadData;
+  decltype(&::cuLibraryUnload) cuLibraryUnload;
+  decltype(&::cuLibraryGetKernel) cuLibraryGetKernel;
+  decltype(&::cuLibraryGetKernelCount) cuLibraryGetKernelCount;
+  decltype(&::cuLibraryEnumerateKernels) cuLibraryEnumerateKernels;
+  decltype(&::cuKernelGetParamInfo) cuKernelGetParamInfo;
+  decltype(&::cuKernelGetName) cuKernelGetName;
+  decltype(&::cuKernelGetAttribute) cuKernelGetAttribute;
+  decltype(&::cuKernelGetFunction) cuKernelGetFunction;
+  decltype(&::cuKernelSetAttribute) cuKernelSetAttribute;
 };
 
 /// Loads the driver library named by `spec` ("" or unset: libcuda.so.1; "software": the

@@ -1,0 +1,154 @@
+// Launching kernels on streams: typed launches checked at compile time, untyped launches
+// checked against the kernel's parameter layout; exactly one driver call either way.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <source_location>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "cuwrap/detail/driver.hpp"
+#include "cuwrap/error.hpp"
+#include "cuwrap/kernel.hpp"
+#include "cuwrap/launch_config.hpp"
+#include "cuwrap/stream.hpp"
+
+namespace cuwrap {
+
+namespace detail {
+/// Throws if `config` does not suit `k`: too many threads per block, or more dynamic shared
+/// memory than the kernel allows. Messages name the kernel and the values.
+[[noreturn]] void throw_launch_limit(const kernel& k, const launch_config& config,
+                                     std::source_location where);
+/// Throws for an untyped launch whose arguments do not match the layout.
+[[noreturn]] void throw_argument_mismatch(const kernel& k, std::size_t index, std::size_t given,
+                                          std::size_t expected, std::source_location where);
+[[noreturn]] void throw_argument_count(const kernel& k, std::size_t given,
+                                       std::source_location where);
+
+inline void check_limits(const kernel& k, const launch_config& config, std::source_location where) {
+  if (config.block().volume() > static_cast<unsigned long long>(k.max_threads_per_block()) ||
+      config.dynamic_shared_bytes() > k.max_dynamic_shared_bytes()) [[unlikely]] {
+    throw_launch_limit(k, config, where);
+  }
+}
+
+/// `config` as the driver's CUlaunchConfig on stream `s`.
+inline CUlaunchConfig native_config(const launch_config& config, CUstream s) noexcept {
+  CUlaunchConfig native{};
+  native.gridDimX = config.grid().x;
+  native.gridDimY = config.grid().y;
+  native.gridDimZ = config.grid().z;
+  native.blockDimX = config.block().x;
+  native.blockDimY = config.block().y;
+  native.blockDimZ = config.block().z;
+  native.sharedMemBytes = static_cast<unsigned>(config.dynamic_shared_bytes());
+  native.hStream = s;
+  native.attrs = const_cast<CUlaunchAttribute*>(config.attributes().data());
+  native.numAttrs = static_cast<unsigned>(config.attributes().size());
+  return native;
+}
+
+/// The one driver call: cuLaunchKernel, or cuLaunchKernelEx when attributes are set.
+inline void launch_raw(stream_ref s, CUfunction f, const launch_config& config, void** params,
+                       std::source_location where) {
+  const auto& d = driver();
+  const dims& g = config.grid();
+  const dims& b = config.block();
+  if (config.attributes().empty()) [[likely]] {
+    check(d.cuLaunchKernel(f, g.x, g.y, g.z, b.x, b.y, b.z,
+                           static_cast<unsigned>(config.dynamic_shared_bytes()), s.get(), params,
+                           nullptr),
+          "cuLaunchKernel", where);
+    return;
+  }
+  CUlaunchConfig native = native_config(config, s.get());
+  check(d.cuLaunchKernelEx(&native, f, params, nullptr), "cuLaunchKernelEx", where);
+}
+
+template <class Tuple, std::size_t... I>
+void launch_tuple(stream_ref s, const kernel& k, const launch_config& config, Tuple& values,
+                  std::index_sequence<I...>, std::source_location where) {
+  if constexpr (sizeof...(I) == 0) {
+    launch_raw(s, k.get(), config, nullptr, where);
+  } else {
+    void* params[] = {static_cast<void*>(&std::get<I>(values))...};
+    launch_raw(s, k.get(), config, params, where);
+  }
+}
+}  // namespace detail
+
+/// Launches `k` on `s`. Each argument must convert to the declared parameter type (checked at
+/// compile time); the config is checked against the kernel's limits. One driver call.
+template <class... Params, class... Args>
+void launch(stream_ref s, const typed_kernel<void(Params...)>& k,
+            detail::located<launch_config> config, Args&&... args) {
+  static_assert(sizeof...(Args) == sizeof...(Params),
+                "launch: the number of arguments differs from the kernel's parameters");
+  static_assert((std::is_convertible_v<Args&&, Params> && ...),
+                "launch: an argument does not convert to its parameter's type");
+  detail::check_limits(k, config.value, config.where);
+  std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
+  detail::launch_tuple(s, k, config.value, values, std::index_sequence_for<Params...>{},
+                       config.where);
+}
+
+/// Launches an untyped kernel on `s`. The number of arguments and each argument's size are
+/// checked against the kernel's parameter layout (when the driver reports it) before the
+/// driver is called; errors name the kernel, the index and both sizes. One driver call.
+template <class... Args>
+void launch(stream_ref s, const kernel& k, detail::located<launch_config> config, Args&&... args) {
+  static_assert((std::is_trivially_copyable_v<std::decay_t<Args>> && ...),
+                "launch: kernel arguments must be trivially copyable");
+  if (k.layout_known()) {
+    const auto params = k.params();
+    if (params.size() != sizeof...(Args)) [[unlikely]] {
+      detail::throw_argument_count(k, sizeof...(Args), config.where);
+    }
+    constexpr std::size_t sizes[] = {sizeof(std::decay_t<Args>)..., 0};
+    for (std::size_t i = 0; i < sizeof...(Args); ++i) {
+      if (params[i].size != sizes[i]) [[unlikely]] {
+        detail::throw_argument_mismatch(k, i, sizes[i], params[i].size, config.where);
+      }
+    }
+  }
+  detail::check_limits(k, config.value, config.where);
+  std::tuple<std::decay_t<Args>...> values{std::forward<Args>(args)...};
+  detail::launch_tuple(s, k, config.value, values, std::index_sequence_for<Args...>{},
+                       config.where);
+}
+
+template <class Kernel, class... Args>
+void stream_ref::launch(const Kernel& k, detail::located<launch_config> config,
+                        Args&&... args) const {
+  cuwrap::launch(*this, k, config, std::forward<Args>(args)...);
+}
+
+/// Occupancy queries (cuOccupancy*).
+namespace occupancy {
+
+/// Blocks of `block_size` threads that fit on one multiprocessor at once
+/// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+[[nodiscard]] int max_active_blocks_per_multiprocessor(const kernel& k, int block_size,
+                                                       std::size_t dynamic_shared_bytes = 0);
+
+/// The block size with the best occupancy, and the smallest grid that reaches it.
+struct block_size_suggestion {
+  int min_grid_size = 0;  ///< blocks needed to fill the device
+  int block_size = 0;     ///< threads per block
+};
+/// Suggests a block size (cuOccupancyMaxPotentialBlockSize); `block_size_limit` 0 means none.
+[[nodiscard]] block_size_suggestion max_potential_block_size(const kernel& k,
+                                                             std::size_t dynamic_shared_bytes = 0,
+                                                             int block_size_limit = 0);
+
+/// Clusters of `config`'s cluster size that can be active at once
+/// (cuOccupancyMaxActiveClusters).
+[[nodiscard]] int max_active_clusters(const kernel& k, const launch_config& config);
+
+}  // namespace occupancy
+
+}  // namespace cuwrap
