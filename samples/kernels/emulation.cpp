@@ -1,0 +1,40 @@
+// Host emulations of the samples' kernels, for running the unchanged sample binaries on the
+// software driver: it loads this plug-in when SWCUDA_KERNELS names it and calls
+// swcu_register_kernels(). Each function does what the CUDA kernel of the same name does.
+#include <swcuda/control.h>
+#include <swcuda/emulation.hpp>
+
+namespace {
+
+void vector_add(const swcu_launch* launch, void*) {
+  const auto* a = swcuda::param<const float*>(*launch, 0);
+  const auto* b = swcuda::param<const float*>(*launch, 1);
+  auto* c = swcuda::param<float*>(*launch, 2);
+  const auto n = swcuda::param<int>(*launch, 3);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) c[i] = a[i] + b[i];
+  });
+}
+
+void matrix_mul(const swcu_launch* launch, void*) {
+  auto* c = swcuda::param<float*>(*launch, 0);
+  const auto* a = swcuda::param<const float*>(*launch, 1);
+  const auto* b = swcuda::param<const float*>(*launch, 2);
+  const auto a_width = swcuda::param<int>(*launch, 3);
+  const auto b_width = swcuda::param<int>(*launch, 4);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto row = static_cast<int>(block.y * launch->block[1] + thread.y);
+    const auto col = static_cast<int>(block.x * launch->block[0] + thread.x);
+    float sum = 0.0f;
+    for (int k = 0; k < a_width; ++k) sum += a[row * a_width + k] * b[k * b_width + col];
+    c[row * b_width + col] = sum;
+  });
+}
+
+}  // namespace
+
+extern "C" int swcu_register_kernels(const swcu_control* control) {
+  return control->register_kernel("vector_add", &vector_add, nullptr) |
+         control->register_kernel("matrix_mul", &matrix_mul, nullptr);
+}
