@@ -141,7 +141,44 @@ namespace {
   X(cuKernelGetName, 12030) \
   X(cuKernelGetAttribute, 12000) \
   X(cuKernelGetFunction, 12000) \
-  X(cuKernelSetAttribute, 12000)
+  X(cuKernelSetAttribute, 12000) \
+  X(cuGraphCreate, 10000) \
+  X(cuGraphDestroy, 10000) \
+  X(cuGraphClone, 10000) \
+  X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphExecDestroy, 10000) \
+  X(cuGraphLaunch, 10000) \
+  X(cuGraphUpload, 11010) \
+  X(cuGraphExecUpdate, 12000) \
+  X(cuGraphAddKernelNode, 12000) \
+  X(cuGraphAddMemcpyNode, 10000) \
+  X(cuGraphAddMemsetNode, 10000) \
+  X(cuGraphAddHostNode, 10000) \
+  X(cuGraphAddEventRecordNode, 11010) \
+  X(cuGraphAddEventWaitNode, 11010) \
+  X(cuGraphAddChildGraphNode, 10000) \
+  X(cuGraphAddEmptyNode, 10000) \
+  X(cuGraphAddMemAllocNode, 11040) \
+  X(cuGraphAddMemFreeNode, 11040) \
+  X(cuGraphGetNodes, 10000) \
+  X(cuGraphGetEdges, 12030) \
+  X(cuGraphAddDependencies, 12030) \
+  X(cuGraphNodeGetType, 10000) \
+  X(cuGraphExecKernelNodeSetParams, 12000) \
+  X(cuGraphExecMemcpyNodeSetParams, 10020) \
+  X(cuGraphExecMemsetNodeSetParams, 10020) \
+  X(cuGraphNodeSetEnabled, 11060) \
+  X(cuGraphNodeGetEnabled, 11060) \
+  X(cuGraphConditionalHandleCreate, 12030) \
+  X(cuGraphAddNode, 12030) \
+  X(cuStreamBeginCapture, 10010) \
+  X(cuStreamEndCapture, 10000) \
+  X(cuStreamIsCapturing, 10000) \
+  X(cuStreamGetCaptureInfo, 12030) \
+  X(cuUserObjectCreate, 11030) \
+  X(cuUserObjectRelease, 11030) \
+  X(cuGraphRetainUserObject, 11030) \
+  X(cuGraphDebugDotPrint, 11030)
 // clang-format on
 
 #define CUWRAP_CHECK_TYPE(name, version)                                               \

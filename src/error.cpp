@@ -288,8 +288,8 @@ void throw_error(std::error_code code, const char* api, std::string_view details
   throw error{code, api, details, where};
 }
 
-void report_nothrow(CUresult result, const char* api) noexcept {
-  nothrow_handler.load()(make_error_code(result), api);
+void report_nothrow(std::error_code code, const char* api) noexcept {
+  nothrow_handler.load()(code, api);
 }
 
 }  // namespace detail

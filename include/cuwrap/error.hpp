@@ -97,7 +97,10 @@ namespace detail {
 [[noreturn]] void throw_error(std::error_code code, const char* api, std::string_view details,
                               std::source_location where);
 /// Reports a failure in a destructor to the installed handler; never throws.
-void report_nothrow(CUresult result, const char* api) noexcept;
+void report_nothrow(std::error_code code, const char* api) noexcept;
+inline void report_nothrow(CUresult result, const char* api) noexcept {
+  report_nothrow(make_error_code(result), api);
+}
 }  // namespace detail
 
 /// Throws cuwrap::error if `result` is not CUDA_SUCCESS. `api` names the C function.

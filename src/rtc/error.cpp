@@ -1,10 +1,9 @@
 // rtc_error: the message with the first lines of the compiler's or linker's log.
+#include "cuwrap/rtc/error.hpp"
+
 #include <cstddef>
-#include <cstdio>
 #include <string>
 #include <string_view>
-
-#include "cuwrap/rtc/error.hpp"
 
 namespace cuwrap {
 namespace {
@@ -47,13 +46,6 @@ namespace detail {
 void throw_rtc_error(std::error_code code, const char* api, std::string_view details,
                      std::string log, std::source_location where) {
   throw rtc_error{code, api, details, std::move(log), where};
-}
-
-void report_rtc_nothrow(std::error_code code, const char* api) noexcept {
-  // NVRTC and nvJitLink destroy calls fail only for handles they do not know, which an owning
-  // object never holds. The core's nothrow handler takes CUresult only; until it takes any
-  // error_code, print what its default handler prints.
-  std::fprintf(stderr, "cuwrap: %s failed in a destructor: %s\n", api, code.message().c_str());
 }
 
 }  // namespace detail

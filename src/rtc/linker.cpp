@@ -1,12 +1,12 @@
 // nvJitLink: creation, inputs, the link, and errors that carry the error log.
+#include "cuwrap/rtc/linker.hpp"
+
 #include <cstdint>
 #include <gsl/assert>
 #include <gsl/narrow>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "cuwrap/rtc/linker.hpp"
 
 namespace cuwrap::rtc {
 namespace {
@@ -106,9 +106,10 @@ void linker::create(std::span<const std::string> options, std::source_location w
   for (const auto& option : options) {
     flags.push_back(option.c_str());
   }
+  const char* no_flag = nullptr;  // nvJitLink rejects a null array even of no options
   nvJitLinkHandle handle = nullptr;
-  const auto result =
-      nvJitLinkCreate(&handle, gsl::narrow<std::uint32_t>(flags.size()), flags.data());
+  const auto result = nvJitLinkCreate(&handle, gsl::narrow<std::uint32_t>(flags.size()),
+                                      flags.empty() ? &no_flag : flags.data());
   if (result == NVJITLINK_SUCCESS) [[likely]] {
     handle_ = handle;
     return;
@@ -126,8 +127,8 @@ void linker::add(input_type type, std::span<const std::byte> data, std::string_v
                  std::source_location where) {
   Expects(handle_ != nullptr);
   const std::string input_name{name};
-  const auto result = nvJitLinkAddData(handle_, static_cast<nvJitLinkInputType>(type),
-                                       data.data(), data.size(), input_name.c_str());
+  const auto result = nvJitLinkAddData(handle_, static_cast<nvJitLinkInputType>(type), data.data(),
+                                       data.size(), input_name.c_str());
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
     fail(result, "nvJitLinkAddData", std::string{type_name(type)} + " " + input_name, where);
   }
@@ -151,7 +152,8 @@ void linker::add(const compiled_program& compiled, std::source_location where) {
 
 void linker::add_file(input_type type, const std::string& path, std::source_location where) {
   Expects(handle_ != nullptr);
-  const auto result = nvJitLinkAddFile(handle_, static_cast<nvJitLinkInputType>(type), path.c_str());
+  const auto result =
+      nvJitLinkAddFile(handle_, static_cast<nvJitLinkInputType>(type), path.c_str());
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
     fail(result, "nvJitLinkAddFile", std::string{type_name(type)} + " " + path, where);
   }

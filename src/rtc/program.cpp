@@ -1,11 +1,11 @@
 // NVRTC programs: creation, compilation and the collection of its outputs.
+#include "cuwrap/rtc/program.hpp"
+
 #include <gsl/assert>
 #include <gsl/narrow>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "cuwrap/rtc/program.hpp"
 
 namespace cuwrap::rtc {
 namespace {
@@ -125,8 +125,8 @@ const std::string& compiled_program::lowered_name(std::string_view expression,
   const auto details = "\"" + std::string{expression} + "\" in program " + name_ +
                        ": not added with add_name_expression() before compile(); added: " +
                        quoted_list(lowered_names_);
-  detail::throw_error(make_error_code(NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID),
-                      "nvrtcGetLoweredName", details, where);
+  detail::throw_error(make_error_code(NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID), "nvrtcGetLoweredName",
+                      details, where);
 }
 
 void compiled_program::missing_output(output kind, std::source_location where) const {
@@ -204,6 +204,15 @@ compiled_program program::compile(std::initializer_list<std::string_view> option
 compiled_program program::compile(std::span<const std::string> options,
                                   std::source_location where) {
   Expects(handle_ != nullptr);
+  if (compiled_) [[unlikely]] {
+    // NVRTC keeps outputs of an earlier compilation that a later one does not replace (a
+    // cubin survives recompiling for a virtual architecture): one compilation per program.
+    detail::throw_error(make_error_code(NVRTC_ERROR_INVALID_PROGRAM), "nvrtcCompileProgram",
+                        "program " + name_ +
+                            " was already compiled; compile another program object for other "
+                            "options",
+                        where);
+  }
   std::vector<const char*> flags;
   flags.reserve(options.size());
   for (const auto& option : options) {
@@ -216,6 +225,7 @@ compiled_program program::compile(std::span<const std::string> options,
                             std::move(log), where);
   }
 
+  compiled_ = true;
   compiled_program out;
   out.name_ = name_;
   out.arch_ = arch_of(options);

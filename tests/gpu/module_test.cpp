@@ -34,7 +34,7 @@ TEST_SUITE("gpu module") {
       cuwrap::copy(s, y, dy);
       s.synchronize();
       bool ok = true;
-      for (int i = 0; i < n; ++i) ok = ok && y[static_cast<std::size_t>(i)] == 3.0f * i + 1.0f;
+      for (int i = 0; i < n; ++i) ok = ok && y[static_cast<std::size_t>(i)] == 3.0f * static_cast<float>(i) + 1.0f;
       CHECK(ok);
     }
   }

@@ -66,20 +66,18 @@ namespace detail {
 /// Throws rtc_error. Out of line: the success paths stay a compare and a branch.
 [[noreturn]] void throw_rtc_error(std::error_code code, const char* api, std::string_view details,
                                   std::string log, std::source_location where);
-/// Reports a failure in a destructor to the nothrow handler; never throws.
-void report_rtc_nothrow(std::error_code code, const char* api) noexcept;
 }  // namespace detail
 
 /// For destructors: passes a failure to the nothrow handler (see set_nothrow_error_handler()).
 inline void check_nothrow(nvrtcResult result, const char* api) noexcept {
   if (result != NVRTC_SUCCESS) [[unlikely]] {
-    detail::report_rtc_nothrow(make_error_code(result), api);
+    detail::report_nothrow(make_error_code(result), api);
   }
 }
 /// For destructors: passes a failure to the nothrow handler (see set_nothrow_error_handler()).
 inline void check_nothrow(nvJitLinkResult result, const char* api) noexcept {
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
-    detail::report_rtc_nothrow(make_error_code(result), api);
+    detail::report_nothrow(make_error_code(result), api);
   }
 }
 

@@ -35,14 +35,15 @@ enum class input_type {
 };
 
 /// nvJitLink options, typed. Each member becomes one of nvJitLink's flags (to_strings()).
+/// Every member has an initializer, so designated initializers may leave any out.
 struct link_options {
-  std::string arch;                            ///< "sm_90"; required (-arch=)
-  bool lto = false;                            ///< link-time optimization of LTO-IR (-lto)
-  std::optional<unsigned> optimization_level;  ///< 0 or 3 (-O)
-  bool generate_debug_info = false;            ///< device debug information (-g)
-  bool generate_line_info = false;             ///< line numbers for profilers (-lineinfo)
-  std::optional<unsigned> max_registers;       ///< per thread (-maxrregcount=)
-  std::vector<std::string> extra;  ///< nvJitLink flags passed as they are, after the rest
+  std::string arch{};                            ///< "sm_90"; required (-arch=)
+  bool lto = false;                              ///< link-time optimization of LTO-IR (-lto)
+  std::optional<unsigned> optimization_level{};  ///< 0 or 3 (-O)
+  bool generate_debug_info = false;              ///< device debug information (-g)
+  bool generate_line_info = false;               ///< line numbers for profilers (-lineinfo)
+  std::optional<unsigned> max_registers{};       ///< per thread (-maxrregcount=)
+  std::vector<std::string> extra{};  ///< nvJitLink flags passed as they are, after the rest
 
   /// The flags nvJitLink receives, in the order above.
   [[nodiscard]] std::vector<std::string> to_strings() const;

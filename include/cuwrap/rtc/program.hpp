@@ -46,18 +46,20 @@ struct header {
 };
 
 /// NVRTC options, typed. Each member becomes one or more of NVRTC's flags (to_strings()).
+/// Every member has an initializer, so designated initializers may leave any out without a
+/// -Wmissing-field-initializers warning: `{.arch = "sm_90", .lto = true}`.
 struct compile_options {
   /// "sm_90" gives PTX and a cubin; "compute_90" gives PTX only (-arch=). Empty: NVRTC's
   /// default, a virtual architecture.
-  std::string arch;
-  std::string standard;              ///< "c++17", "c++20" (-std=); empty: NVRTC's default
-  bool generate_line_info = false;   ///< line numbers for profilers (-lineinfo)
-  bool generate_debug_info = false;  ///< device debug information (-G)
-  bool relocatable_device_code = false;  ///< separate compilation, for linking (-rdc=true)
-  bool lto = false;                       ///< LTO-IR for rtc::linker, instead of PTX (-dlto)
-  std::vector<std::string> defines;       ///< "NAME" or "NAME=value" (-D)
-  std::vector<std::string> include_paths;  ///< directories searched for headers (-I)
-  std::vector<std::string> extra;          ///< NVRTC flags passed as they are, after the rest
+  std::string arch{};
+  std::string standard{};                    ///< "c++17", "c++20" (-std=); empty: NVRTC's default
+  bool generate_line_info = false;           ///< line numbers for profilers (-lineinfo)
+  bool generate_debug_info = false;          ///< device debug information (-G)
+  bool relocatable_device_code = false;      ///< separate compilation, for linking (-rdc=true)
+  bool lto = false;                          ///< LTO-IR for rtc::linker, instead of PTX (-dlto)
+  std::vector<std::string> defines{};        ///< "NAME" or "NAME=value" (-D)
+  std::vector<std::string> include_paths{};  ///< directories searched for headers (-I)
+  std::vector<std::string> extra{};          ///< NVRTC flags passed as they are, after the rest
 
   /// The flags NVRTC receives, in order: arch, standard, the switches, defines, include
   /// paths, extra.
@@ -161,20 +163,23 @@ class program {
           std::source_location where = std::source_location::current())
       : program{source, name, std::span<const header>{headers.begin(), headers.size()}, where} {}
 
-  /// Takes ownership of `handle`, a program named `name`.
+  /// Takes ownership of `handle`, a program named `name`. Name expressions added to it
+  /// elsewhere are not known here, so compile() does not collect their lowered names.
   [[nodiscard]] static program adopt(native_handle_type handle, std::string name) noexcept {
     return program{handle, std::move(name)};
   }
   program(program&& other) noexcept
       : handle_{std::exchange(other.handle_, nullptr)},
         name_{std::move(other.name_)},
-        name_expressions_{std::move(other.name_expressions_)} {}
+        name_expressions_{std::move(other.name_expressions_)},
+        compiled_{other.compiled_} {}
   program& operator=(program&& other) noexcept {
     if (this != &other) {
       program old{std::move(*this)};  // destroys the previous program
       handle_ = std::exchange(other.handle_, nullptr);
       name_ = std::move(other.name_);
       name_expressions_ = std::move(other.name_expressions_);
+      compiled_ = other.compiled_;
     }
     return *this;
   }
@@ -201,7 +206,9 @@ class program {
 
   /// Compiles (nvrtcCompileProgram) and collects the PTX, cubin, LTO-IR, log and lowered
   /// names. Throws rtc_error with the compiler's log when compilation fails (a syntax error,
-  /// an unknown option). May be called again with other options.
+  /// an unknown option); a failed compilation may be retried with other options. A program
+  /// compiles successfully once: NVRTC would mix the outputs of two compilations, so a second
+  /// compile() throws cuwrap::error (NVRTC_ERROR_INVALID_PROGRAM).
   [[nodiscard]] compiled_program compile(
       const compile_options& options = {},
       std::source_location where = std::source_location::current());
@@ -221,13 +228,15 @@ class program {
   native_handle_type handle_;
   std::string name_;
   std::vector<std::string> name_expressions_;
+  bool compiled_ = false;
 };
 
 static_assert(!std::is_copy_constructible_v<program> &&
               std::is_nothrow_move_constructible_v<program> &&
               std::is_nothrow_move_assignable_v<program>);
-static_assert(sizeof(program) ==
-              sizeof(nvrtcProgram) + sizeof(std::string) + sizeof(std::vector<std::string>));
+// The handle, the name, the name expressions, and the compiled flag (padded to a pointer).
+static_assert(sizeof(program) == sizeof(nvrtcProgram) + sizeof(std::string) +
+                                     sizeof(std::vector<std::string>) + sizeof(void*));
 static_assert(std::is_copy_constructible_v<compiled_program> &&
               std::is_nothrow_move_constructible_v<compiled_program>);
 
