@@ -78,6 +78,12 @@ context_ref stream_ref::context() const {
   return context_ref{ctx};
 }
 
+bool stream_ref::is_capturing() const {
+  CUstreamCaptureStatus status{};
+  check(detail::driver().cuStreamIsCapturing(handle_, &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 unsigned long long stream_ref::id() const {
   unsigned long long id = 0;
   check(detail::driver().cuStreamGetId(handle_, &id), "cuStreamGetId");

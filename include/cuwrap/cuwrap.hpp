@@ -1,11 +1,13 @@
 // The umbrella header: everything in the core library.
 #pragma once
 
+#include "cuwrap/capture.hpp"
 #include "cuwrap/context.hpp"
 #include "cuwrap/device.hpp"
 #include "cuwrap/driver.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
+#include "cuwrap/graph.hpp"
 #include "cuwrap/kernel.hpp"
 #include "cuwrap/launch.hpp"
 #include "cuwrap/launch_config.hpp"

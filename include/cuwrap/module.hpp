@@ -34,10 +34,10 @@ enum class image_kind {
 struct jit_options {
   std::optional<unsigned> optimization_level{};  ///< 0 to 4 (CU_JIT_OPTIMIZATION_LEVEL)
   std::optional<CUjit_target> target{};          ///< compile for this target, not the context's
-  bool generate_debug_info = false;            ///< -G (CU_JIT_GENERATE_DEBUG_INFO)
-  bool generate_line_info = false;             ///< -lineinfo (CU_JIT_GENERATE_LINE_INFO)
+  bool generate_debug_info = false;              ///< -G (CU_JIT_GENERATE_DEBUG_INFO)
+  bool generate_line_info = false;               ///< -lineinfo (CU_JIT_GENERATE_LINE_INFO)
   std::optional<unsigned> max_registers{};       ///< per thread (CU_JIT_MAX_REGISTERS)
-  std::size_t log_bytes = 16384;               ///< room for each of the info and error logs
+  std::size_t log_bytes = 16384;                 ///< room for each of the info and error logs
 };
 
 /// A load that failed; log() is the JIT compiler's error log.

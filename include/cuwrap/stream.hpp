@@ -19,6 +19,15 @@
 
 namespace cuwrap {
 
+/// How a capture treats unsafe API calls from other threads (CUstreamCaptureMode).
+enum class capture_mode {
+  global = CU_STREAM_CAPTURE_MODE_GLOBAL,             ///< refuse them in any thread
+  this_thread = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,  ///< refuse them in this thread
+  relaxed = CU_STREAM_CAPTURE_MODE_RELAXED,           ///< allow them
+};
+
+class capture_guard;
+
 /// How a stream is created (CU_STREAM_*).
 enum class stream_flags : unsigned {
   blocking = CU_STREAM_DEFAULT,           ///< synchronizes with the legacy default stream
@@ -117,6 +126,8 @@ class stream_ref {
   [[nodiscard]] stream_flags flags() const;
   /// The context the stream belongs to (cuStreamGetCtx).
   [[nodiscard]] context_ref context() const;
+  /// True while the stream is capturing (cuStreamIsCapturing).
+  [[nodiscard]] bool is_capturing() const;
   /// The stream's process-unique id (cuStreamGetId).
   [[nodiscard]] unsigned long long id() const;
 
@@ -167,6 +178,11 @@ class stream : public stream_ref {
 
   /// Gives up ownership: the caller must destroy the returned handle.
   [[nodiscard]] native_handle_type release() noexcept { return std::exchange(handle_, CUstream{}); }
+  /// Starts capturing this stream's work into a graph (cuStreamBeginCapture); end the
+  /// capture with the guard's end(). Defined in <cuwrap/capture.hpp>.
+  [[nodiscard]] capture_guard begin_capture(
+      capture_mode mode = capture_mode::global,
+      std::source_location where = std::source_location::current()) const;
   /// The lifetime token of the stream's context, for objects that must keep it alive.
   [[nodiscard]] const std::shared_ptr<const detail::context_owner>& context_lifetime()
       const noexcept {

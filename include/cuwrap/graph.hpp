@@ -1,0 +1,424 @@
+// CUDA graphs: building them node by node (or capturing a stream), instantiating and
+// launching them, and updating executable graphs in place.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cuwrap/context.hpp"
+#include "cuwrap/copy.hpp"
+#include "cuwrap/detail/driver.hpp"
+#include "cuwrap/error.hpp"
+#include "cuwrap/event.hpp"
+#include "cuwrap/launch.hpp"
+#include "cuwrap/stream.hpp"
+
+namespace cuwrap {
+
+/// The kind of a graph node (CUgraphNodeType).
+enum class node_kind {
+  kernel = CU_GRAPH_NODE_TYPE_KERNEL,
+  memcpy = CU_GRAPH_NODE_TYPE_MEMCPY,
+  memset = CU_GRAPH_NODE_TYPE_MEMSET,
+  host = CU_GRAPH_NODE_TYPE_HOST,
+  child_graph = CU_GRAPH_NODE_TYPE_GRAPH,
+  empty = CU_GRAPH_NODE_TYPE_EMPTY,
+  event_wait = CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+  event_record = CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+  memory_alloc = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+  memory_free = CU_GRAPH_NODE_TYPE_MEM_FREE,
+  conditional = CU_GRAPH_NODE_TYPE_CONDITIONAL,
+};
+
+/// A node of a graph. A cheap value: nodes are owned by their graph.
+class graph_node {
+ public:
+  using native_handle_type = CUgraphNode;
+  constexpr graph_node(native_handle_type handle) noexcept : handle_{handle} {}
+  /// The driver's handle.
+  [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// What the node does (cuGraphNodeGetType).
+  [[nodiscard]] node_kind kind() const;
+  friend constexpr bool operator==(graph_node, graph_node) noexcept = default;
+
+ private:
+  native_handle_type handle_;
+};
+
+static_assert(sizeof(graph_node) == sizeof(CUgraphNode) &&
+              std::is_standard_layout_v<graph_node>);  // spans of nodes pass as CUgraphNode*
+
+/// A dependency: `to` runs after `from`.
+struct graph_edge {
+  graph_node from;
+  graph_node to;
+  friend constexpr bool operator==(graph_edge, graph_edge) noexcept = default;
+};
+
+/// The nodes a new node depends on.
+using dependencies = std::span<const graph_node>;
+
+/// Flags for instantiating a graph (CUgraphInstantiate_flags). Combine with |.
+enum class instantiate_flags : unsigned long long {
+  none = 0,
+  auto_free_on_launch =
+      CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,        ///< free unfreed allocations
+  upload = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,                ///< upload while instantiating
+  device_launch = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH,  ///< launchable from kernels
+  use_node_priority = CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,  ///< per-node priorities
+};
+/// Combines instantiate flags.
+[[nodiscard]] constexpr instantiate_flags operator|(instantiate_flags a,
+                                                    instantiate_flags b) noexcept {
+  return static_cast<instantiate_flags>(static_cast<unsigned long long>(a) |
+                                        static_cast<unsigned long long>(b));
+}
+
+/// A device allocation made by a graph's memory-alloc node.
+struct graph_allocation {
+  graph_node node;          ///< the memory-alloc node
+  CUdeviceptr address = 0;  ///< valid from that node on, until a memory-free node frees it
+};
+
+/// A conditional node and the graph that runs when (if) or while (loop) its condition is set.
+struct conditional_node;
+class graph_ref;
+
+namespace detail {
+struct host_callable_base {
+  virtual ~host_callable_base() = default;
+  virtual void run() noexcept = 0;
+};
+template <class F>
+struct host_callable final : host_callable_base {
+  explicit host_callable(F f) : fn{std::move(f)} {}
+  void run() noexcept override { fn(); }
+  F fn;
+};
+[[noreturn]] void throw_graph_error(CUresult result, const char* api, std::string details,
+                                    std::source_location where);
+}  // namespace detail
+
+/// A non-owning view of a graph. Node-adding functions take the nodes the new node depends on
+/// and return the new node; they throw cuwrap::error naming the node kind.
+class graph_ref {
+ public:
+  using native_handle_type = CUgraph;
+
+  /// Views `handle`, whose nodes work in context `ctx` on device `device`.
+  constexpr graph_ref(native_handle_type handle, CUcontext ctx, CUdevice device) noexcept
+      : handle_{handle}, context_{ctx}, device_{device} {}
+
+  /// The driver's handle.
+  [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+
+  /// A node that does nothing: a join point (cuGraphAddEmptyNode).
+  graph_node add_empty(dependencies after = {},
+                       std::source_location where = std::source_location::current()) const;
+
+  /// A kernel launch. The typed form checks arguments at compile time; the arguments are
+  /// copied into the node (cuGraphAddKernelNode).
+  template <class... Params, class... Args>
+  graph_node add_kernel(const typed_kernel<void(Params...)>& k, const launch_config& config,
+                        dependencies after, Args&&... args) const {
+    static_assert(sizeof...(Args) == sizeof...(Params),
+                  "add_kernel: the number of arguments differs from the kernel's parameters");
+    static_assert((std::is_convertible_v<Args&&, Params> && ...),
+                  "add_kernel: an argument does not convert to its parameter's type");
+    detail::check_limits(k, config, std::source_location::current());
+    std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
+    return add_kernel_tuple(k, config, after, values, std::index_sequence_for<Params...>{});
+  }
+
+  /// A copy of `src` into `dst` (same rules as cuwrap::copy; cuGraphAddMemcpyNode).
+  template <memory_range Dst, memory_range Src>
+  graph_node add_copy(Dst&& dst, Src&& src, dependencies after = {},
+                      std::source_location where = std::source_location::current()) const {
+    const auto d = as_device_span(dst);
+    const auto s = as_device_span(src);
+    const auto bytes = detail::checked_copy_size(d, s, "cuGraphAddMemcpyNode", where);
+    return add_copy_bytes(d.address(), s.address(), bytes, after, where);
+  }
+
+  /// Sets every element of `dst` to `value` (1-, 2- or 4-byte elements; cuGraphAddMemsetNode).
+  template <device_memory Dst,
+            class T = typename decltype(as_device_span(std::declval<Dst&>()))::value_type>
+  requires detail::fillable<T> graph_node
+  add_fill(Dst&& dst, std::type_identity_t<T> value, dependencies after = {},
+           std::source_location where = std::source_location::current())
+  const {
+    const auto d = as_device_span(dst);
+    return add_fill_bits(d.address(), detail::bits_of(value), sizeof(T), d.size(), after, where);
+  }
+
+  /// Runs `fn` on the host (cuGraphAddHostNode). The graph owns a copy of `fn` through a CUDA
+  /// user object, so it lives as long as this graph or any executable graph made from it.
+  template <class F>
+  graph_node add_host(F&& fn, dependencies after = {},
+                      std::source_location where = std::source_location::current()) const {
+    auto callable = std::make_unique<detail::host_callable<std::decay_t<F>>>(std::forward<F>(fn));
+    return add_host_callable(std::move(callable), after, where);
+  }
+
+  /// Records `e` (cuGraphAddEventRecordNode).
+  graph_node add_event_record(event_ref e, dependencies after = {},
+                              std::source_location where = std::source_location::current()) const;
+  /// Waits for `e` (cuGraphAddEventWaitNode).
+  graph_node add_event_wait(event_ref e, dependencies after = {},
+                            std::source_location where = std::source_location::current()) const;
+  /// Runs a copy of `child` (cuGraphAddChildGraphNode).
+  graph_node add_child(graph_ref child, dependencies after = {},
+                       std::source_location where = std::source_location::current()) const;
+  /// Allocates `bytes` of device memory on the graph's device (cuGraphAddMemAllocNode).
+  graph_allocation add_memory_alloc(
+      std::size_t bytes, dependencies after = {},
+      std::source_location where = std::source_location::current()) const;
+  /// Frees memory a memory-alloc node allocated (cuGraphAddMemFreeNode).
+  graph_node add_memory_free(CUdeviceptr address, dependencies after = {},
+                             std::source_location where = std::source_location::current()) const;
+
+  /// Adds the edge `from` -> `to` (cuGraphAddDependencies).
+  void add_dependency(graph_node from, graph_node to) const;
+  /// Every node (cuGraphGetNodes).
+  [[nodiscard]] std::vector<graph_node> nodes() const;
+  /// Every edge (cuGraphGetEdges).
+  [[nodiscard]] std::vector<graph_edge> edges() const;
+
+  /// The graph in Graphviz DOT form (cuGraphDebugDotPrint).
+  [[nodiscard]] std::string to_dot(unsigned flags = CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) const;
+  /// Writes the DOT form to `path` (cuGraphDebugDotPrint).
+  void write_dot(const std::string& path, unsigned flags = CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) const;
+
+  /// A condition for conditional nodes, with a value it starts each launch with
+  /// (cuGraphConditionalHandleCreate). Kernels set it with cudaGraphSetConditional.
+  [[nodiscard]] CUgraphConditionalHandle make_condition(unsigned default_value = 0) const;
+  /// A conditional node that runs its body graph once if (`loop` false) or while (`loop`
+  /// true) `condition` is non-zero (cuGraphAddNode). Needs a CUDA 12.3+ driver.
+  [[nodiscard]] conditional_node add_conditional(
+      CUgraphConditionalHandle condition, bool loop, dependencies after = {},
+      std::source_location where = std::source_location::current()) const;
+
+  friend constexpr bool operator==(graph_ref a, graph_ref b) noexcept {
+    return a.handle_ == b.handle_;
+  }
+
+ protected:
+  native_handle_type handle_;
+  CUcontext context_;
+  CUdevice device_;
+
+ private:
+  template <class Tuple, std::size_t... I>
+  graph_node add_kernel_tuple(const kernel& k, const launch_config& config, dependencies after,
+                              Tuple& values, std::index_sequence<I...>) const {
+    if constexpr (sizeof...(I) == 0) {
+      return add_kernel_params(k, config, after, nullptr);
+    } else {
+      void* params[] = {static_cast<void*>(&std::get<I>(values))...};
+      return add_kernel_params(k, config, after, params);
+    }
+  }
+  graph_node add_kernel_params(const kernel& k, const launch_config& config, dependencies after,
+                               void** params) const;
+  graph_node add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, dependencies after,
+                            std::source_location where) const;
+  graph_node add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t element_size,
+                           std::size_t count, dependencies after, std::source_location where) const;
+  graph_node add_host_callable(std::unique_ptr<detail::host_callable_base> callable,
+                               dependencies after, std::source_location where) const;
+};
+
+/// A conditional node and the body graph it runs.
+struct conditional_node {
+  graph_node node;  ///< the conditional node
+  graph_ref body;   ///< add the nodes to run conditionally here (owned by the node)
+};
+
+class graph_exec;
+
+/// An owning graph (cuGraphCreate, cuGraphDestroy). Move-only; keeps its context alive.
+class graph : public graph_ref {
+ public:
+  /// An empty graph whose nodes work in `ctx`.
+  explicit graph(const owning_context& ctx,
+                 std::source_location where = std::source_location::current());
+  /// Takes ownership of `handle`, whose nodes work in `ctx`.
+  [[nodiscard]] static graph adopt(native_handle_type handle, const owning_context& ctx) noexcept {
+    return graph{handle, ctx.lifetime()};
+  }
+  graph(graph&& other) noexcept
+      : graph_ref{std::exchange(other.handle_, CUgraph{}), other.context_, other.device_},
+        lifetime_{std::move(other.lifetime_)} {}
+  graph& operator=(graph&& other) noexcept {
+    if (this != &other) {
+      graph old{std::move(*this)};
+      handle_ = std::exchange(other.handle_, CUgraph{});
+      context_ = other.context_;
+      device_ = other.device_;
+      lifetime_ = std::move(other.lifetime_);
+    }
+    return *this;
+  }
+  ~graph() {
+    if (handle_ != nullptr) {
+      check_nothrow(detail::driver().cuGraphDestroy(handle_), "cuGraphDestroy");
+    }
+  }
+
+  /// A copy of the graph (cuGraphClone).
+  [[nodiscard]] graph clone(std::source_location where = std::source_location::current()) const;
+  /// An executable graph (cuGraphInstantiateWithFlags). Throws naming the failing node.
+  [[nodiscard]] graph_exec instantiate(
+      instantiate_flags flags = instantiate_flags::none,
+      std::source_location where = std::source_location::current()) const;
+  /// Gives up ownership: the caller must destroy the returned handle.
+  [[nodiscard]] native_handle_type release() noexcept {
+    lifetime_.reset();
+    return std::exchange(handle_, CUgraph{});
+  }
+
+ private:
+  friend class capture_guard;
+  graph(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
+      : graph_ref{handle, ctx ? ctx->handle : CUcontext{}, ctx ? ctx->device : CUdevice{}},
+        lifetime_{std::move(ctx)} {}
+
+  std::shared_ptr<const detail::context_owner> lifetime_;
+};
+
+static_assert(!std::is_copy_constructible_v<graph> && std::is_nothrow_move_constructible_v<graph>);
+
+/// A non-owning view of an executable graph.
+class graph_exec_ref {
+ public:
+  using native_handle_type = CUgraphExec;
+
+  /// Views `handle`, whose nodes work in context `ctx`.
+  constexpr graph_exec_ref(native_handle_type handle, CUcontext ctx) noexcept
+      : handle_{handle}, context_{ctx} {}
+
+  /// The driver's handle.
+  [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+
+  /// Launches the graph on `s` (cuGraphLaunch; one driver call).
+  void launch(stream_ref s, std::source_location where = std::source_location::current()) const {
+    check(detail::driver().cuGraphLaunch(handle_, s.get()), "cuGraphLaunch", where);
+  }
+  /// Uploads the graph to the device ahead of its first launch (cuGraphUpload).
+  void upload(stream_ref s, std::source_location where = std::source_location::current()) const {
+    check(detail::driver().cuGraphUpload(handle_, s.get()), "cuGraphUpload", where);
+  }
+
+  /// Takes `g`'s parameters, which must have the same topology and node kinds
+  /// (cuGraphExecUpdate). Otherwise throws, naming the offending node and the reason.
+  void update(graph_ref g, std::source_location where = std::source_location::current()) const;
+
+  /// New arguments (and config) for kernel node `node` (cuGraphExecKernelNodeSetParams).
+  template <class... Params, class... Args>
+  void set_kernel_params(graph_node node, const typed_kernel<void(Params...)>& k,
+                         const launch_config& config, Args&&... args) const {
+    static_assert(sizeof...(Args) == sizeof...(Params),
+                  "set_kernel_params: the number of arguments differs from the kernel's");
+    static_assert((std::is_convertible_v<Args&&, Params> && ...),
+                  "set_kernel_params: an argument does not convert to its parameter's type");
+    std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
+    std::apply(
+        [&](auto&... v) {
+          if constexpr (sizeof...(v) == 0) {
+            set_kernel_params_raw(node, k, config, nullptr);
+          } else {
+            void* params[] = {static_cast<void*>(&v)...};
+            set_kernel_params_raw(node, k, config, params);
+          }
+        },
+        values);
+  }
+  /// New source and destination for memcpy node `node` (cuGraphExecMemcpyNodeSetParams).
+  template <memory_range Dst, memory_range Src>
+  void set_copy_params(graph_node node, Dst&& dst, Src&& src,
+                       std::source_location where = std::source_location::current()) const {
+    const auto d = as_device_span(dst);
+    const auto s = as_device_span(src);
+    const auto bytes = detail::checked_copy_size(d, s, "cuGraphExecMemcpyNodeSetParams", where);
+    set_copy_bytes(node, d.address(), s.address(), bytes, where);
+  }
+  /// New destination and value for memset node `node` (cuGraphExecMemsetNodeSetParams).
+  template <device_memory Dst,
+            class T = typename decltype(as_device_span(std::declval<Dst&>()))::value_type>
+  requires detail::fillable<T>
+  void set_fill_params(graph_node node, Dst&& dst, std::type_identity_t<T> value,
+                       std::source_location where = std::source_location::current()) const {
+    const auto d = as_device_span(dst);
+    set_fill_bits(node, d.address(), detail::bits_of(value), sizeof(T), d.size(), where);
+  }
+  /// Enables or disables a kernel, memcpy or memset node (cuGraphNodeSetEnabled).
+  void set_enabled(graph_node node, bool enabled) const;
+  /// True if `node` is enabled (cuGraphNodeGetEnabled).
+  [[nodiscard]] bool enabled(graph_node node) const;
+
+ protected:
+  native_handle_type handle_;
+  CUcontext context_;
+
+ private:
+  void set_kernel_params_raw(graph_node node, const kernel& k, const launch_config& config,
+                             void** params) const;
+  void set_copy_bytes(graph_node node, CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
+                      std::source_location where) const;
+  void set_fill_bits(graph_node node, CUdeviceptr dst, unsigned value, std::size_t element_size,
+                     std::size_t count, std::source_location where) const;
+};
+
+/// An owning executable graph (cuGraphExecDestroy). Move-only; keeps its context alive.
+class graph_exec : public graph_exec_ref {
+ public:
+  graph_exec(graph_exec&& other) noexcept
+      : graph_exec_ref{std::exchange(other.handle_, CUgraphExec{}), other.context_},
+        lifetime_{std::move(other.lifetime_)} {}
+  graph_exec& operator=(graph_exec&& other) noexcept {
+    if (this != &other) {
+      graph_exec old{std::move(*this)};
+      handle_ = std::exchange(other.handle_, CUgraphExec{});
+      context_ = other.context_;
+      lifetime_ = std::move(other.lifetime_);
+    }
+    return *this;
+  }
+  ~graph_exec() {
+    if (handle_ != nullptr) {
+      check_nothrow(detail::driver().cuGraphExecDestroy(handle_), "cuGraphExecDestroy");
+    }
+  }
+  /// Takes ownership of `handle`.
+  [[nodiscard]] static graph_exec adopt(native_handle_type handle,
+                                        const owning_context& ctx) noexcept {
+    return graph_exec{handle, ctx.lifetime()};
+  }
+  /// Gives up ownership: the caller must destroy the returned handle.
+  [[nodiscard]] native_handle_type release() noexcept {
+    lifetime_.reset();
+    return std::exchange(handle_, CUgraphExec{});
+  }
+
+ private:
+  friend class graph;
+  graph_exec(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
+      : graph_exec_ref{handle, ctx ? ctx->handle : CUcontext{}}, lifetime_{std::move(ctx)} {}
+  std::shared_ptr<const detail::context_owner> lifetime_;
+};
+
+static_assert(!std::is_copy_constructible_v<graph_exec> &&
+              std::is_nothrow_move_constructible_v<graph_exec>);
+
+}  // namespace cuwrap

@@ -1,0 +1,51 @@
+#include "cuwrap/capture.hpp"
+
+#include <gsl/assert>
+
+namespace cuwrap {
+
+capture_info capture_state(stream_ref s) {
+  CUstreamCaptureStatus status{};
+  cuuint64_t id = 0;
+  CUgraph graph{};
+  check(detail::driver().cuStreamGetCaptureInfo(s.get(), &status, &id, &graph, nullptr, nullptr,
+                                                nullptr),
+        "cuStreamGetCaptureInfo");
+  return {static_cast<capture_status>(status), id, graph};
+}
+
+capture_guard::capture_guard(const stream& s, capture_mode mode, std::source_location where)
+    : stream_{s.get()}, context_{s.context_lifetime()} {
+  check(detail::driver().cuStreamBeginCapture(stream_, static_cast<CUstreamCaptureMode>(mode)),
+        "cuStreamBeginCapture", where);
+}
+
+capture_guard::~capture_guard() {
+  if (!active_) {
+    return;
+  }
+  CUgraph discarded{};
+  const CUresult r = detail::driver().cuStreamEndCapture(stream_, &discarded);
+  if (discarded != nullptr) {
+    check_nothrow(detail::driver().cuGraphDestroy(discarded), "cuGraphDestroy");
+  }
+  if (r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {  // expected after an error during capture
+    check_nothrow(r, "cuStreamEndCapture");
+  }
+}
+
+graph capture_guard::end(std::source_location where) {
+  Expects(active_);
+  active_ = false;
+  CUgraph captured{};
+  const CUresult r = detail::driver().cuStreamEndCapture(stream_, &captured);
+  if (r != CUDA_SUCCESS) {
+    if (captured != nullptr) {
+      check_nothrow(detail::driver().cuGraphDestroy(captured), "cuGraphDestroy");
+    }
+    detail::throw_error(make_error_code(r), "cuStreamEndCapture", {}, where);
+  }
+  return graph{captured, context_};
+}
+
+}  // namespace cuwrap
