@@ -32,9 +32,21 @@ void matrix_mul(const swcu_launch* launch, void*) {
   });
 }
 
+void saxpy(const swcu_launch* launch, void*) {
+  const auto a = swcuda::param<float>(*launch, 0);
+  const auto* x = swcuda::param<const float*>(*launch, 1);
+  auto* y = swcuda::param<float*>(*launch, 2);
+  const auto n = swcuda::param<int>(*launch, 3);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) y[i] = a * x[i] + y[i];
+  });
+}
+
 }  // namespace
 
 extern "C" int swcu_register_kernels(const swcu_control* control) {
   return control->register_kernel("vector_add", &vector_add, nullptr) |
-         control->register_kernel("matrix_mul", &matrix_mul, nullptr);
+         control->register_kernel("matrix_mul", &matrix_mul, nullptr) |
+         control->register_kernel("saxpy", &saxpy, nullptr);
 }
