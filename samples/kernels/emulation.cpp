@@ -43,10 +43,47 @@ void saxpy(const swcu_launch* launch, void*) {
   });
 }
 
+void reduce(const swcu_launch* launch, void*) {
+  const auto* in = swcuda::param<const float*>(*launch, 0);
+  auto* partial = swcuda::param<float*>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  const unsigned stride = launch->grid[0] * launch->block[0];
+  swcuda::for_each_block(*launch, [&](swcuda::index3 block) {
+    float sum = 0.0f;
+    for (unsigned t = 0; t < launch->block[0]; ++t) {
+      for (auto i = block.x * launch->block[0] + t; i < static_cast<unsigned>(n); i += stride) {
+        sum += in[i];
+      }
+    }
+    partial[block.x] = sum;
+  });
+}
+
+void reduce_final(const swcu_launch* launch, void*) {
+  const auto* partial = swcuda::param<const float*>(*launch, 0);
+  auto* result = swcuda::param<double*>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += partial[i];
+  *result = sum;
+}
+
+void add_one(const swcu_launch* launch, void*) {
+  auto* data = swcuda::param<float*>(*launch, 0);
+  const auto n = swcuda::param<int>(*launch, 1);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) data[i] += 1.0f;
+  });
+}
+
 }  // namespace
 
 extern "C" int swcu_register_kernels(const swcu_control* control) {
   return control->register_kernel("vector_add", &vector_add, nullptr) |
          control->register_kernel("matrix_mul", &matrix_mul, nullptr) |
-         control->register_kernel("saxpy", &saxpy, nullptr);
+         control->register_kernel("saxpy", &saxpy, nullptr) |
+         control->register_kernel("reduce", &reduce, nullptr) |
+         control->register_kernel("reduce_final", &reduce_final, nullptr) |
+         control->register_kernel("add_one", &add_one, nullptr);
 }
