@@ -232,8 +232,14 @@ TEST_SUITE("graph") {
     CHECK(output == std::vector<float>(n, 7.0f));
   }
 
-  TEST_CASE_FIXTURE(fixture, "fault sweep: building, instantiating and updating a graph") {
-    const int points = cuwrap::testing::fault_sweep([this] {
+  TEST_CASE_FIXTURE(sw_fixture, "fault sweep: building, instantiating and updating a graph") {
+    REQUIRE(swcuda().register_kernel("scale", &scale, nullptr) == 0);
+    const int points = cuwrap::testing::fault_sweep([] {
+      cuwrap::primary_context ctx{cuwrap::device::get(0)};
+      cuwrap::stream s{ctx};
+      const auto mod = cuwrap::module::load_file(
+          ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+      const auto k = mod.kernel<void(float*, float, int)>("scale");
       cuwrap::device_buffer<float> data{ctx, n};
       cuwrap::graph g{ctx};
       const auto fill = g.add_fill(data, 1.0f);
@@ -245,6 +251,7 @@ TEST_SUITE("graph") {
       exec.launch(s);
       s.synchronize();
     });
+    swcuda().register_kernel("scale", nullptr, nullptr);
     CHECK(points >= 8);
   }
 }
