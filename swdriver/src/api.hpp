@@ -4,14 +4,17 @@
 //     return swcu::call(swcu::Sym::cuThing, [&](swcu::State& s) -> CUresult { ... });
 //   }
 //
-// call() runs the prologue (count, fault rules), takes the state lock, requires a successful
-// cuInit and turns exceptions into error codes (none may cross the C ABI).
+// call() runs the prologue (count, fault rules), refuses calls from host functions, takes the
+// state lock, requires a successful cuInit and turns exceptions into error codes (none may cross
+// the C ABI). A body that takes (State&, Lock&) may release the lock (to run host functions):
+// after any scheduler call it must look its objects up again.
 #pragma once
 
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <new>
+#include <type_traits>
 
 #include "cuda_api.hpp"
 #include "prologue.hpp"
@@ -31,19 +34,55 @@ template <class Enum>
   return bits;
 }
 
-/// The prologue as a CUresult: CUDA_SUCCESS to go on, else the injected fault.
+/// The state lock as the bodies that may release it see it (the scheduler releases it while a
+/// host function runs).
+using Lock = std::unique_lock<std::mutex>;
+
+/// The asynchronous fault of the call in progress on this thread, for the stream operation it
+/// enqueues (sched.cpp takes it); code 0 when there is none.
+[[nodiscard]] Fault& pending_async_fault() noexcept;
+
+/// The prologue of an export that needs no state lock: CUDA_SUCCESS to go on, else the injected
+/// fault (sync) or CUDA_ERROR_NOT_PERMITTED inside a host function.
 [[nodiscard]] inline CUresult prologue(Sym sym) noexcept {
-  return static_cast<CUresult>(enter(sym));
+  if (const Fault fault = enter(sym); fault.code != 0) {
+    if (fault.sticky) break_current_context(fault.code);
+    return static_cast<CUresult>(fault.code);
+  }
+  return in_host_function() ? CUDA_ERROR_NOT_PERMITTED : CUDA_SUCCESS;
 }
 
-/// Runs `body(state)` under the state lock, without requiring cuInit.
-template <class Body>
-[[nodiscard]] CUresult call_uninitialized(Sym sym, Body&& body) noexcept {
-  if (const CUresult fault = prologue(sym)) return fault;
+namespace detail {
+
+// The shape of every export: prologue (count, fault rules), the host-function check, the state
+// lock, the cuInit check, and no exception crossing the C ABI. With kAsync, a rule marked
+// ':async' does not fail the call: it is handed to the operation the call enqueues.
+template <bool kAsync, class Body>
+[[nodiscard]] CUresult run(Sym sym, bool need_init, Body& body) noexcept {
+  const Fault fault = enter(sym);
+  if (fault.code != 0 && !(kAsync && fault.async)) {
+    if (fault.sticky) break_current_context(fault.code);
+    return static_cast<CUresult>(fault.code);
+  }
+  if (in_host_function()) return CUDA_ERROR_NOT_PERMITTED;
+  struct AsyncScope {
+    explicit AsyncScope(const Fault& f) noexcept { pending_async_fault() = f; }
+    ~AsyncScope() { pending_async_fault() = {}; }
+    AsyncScope(const AsyncScope&) = delete;
+    AsyncScope& operator=(const AsyncScope&) = delete;
+  };
   try {
     State& s = state();
-    std::lock_guard lock(s.mutex);
-    return body(s);
+    Lock lock(s.mutex);
+    if (need_init && !s.initialized.load(std::memory_order_relaxed)) {
+      return CUDA_ERROR_NOT_INITIALIZED;
+    }
+    const AsyncScope scope(fault);
+    if constexpr (std::is_invocable_v<Body&, State&, Lock&>) {
+      return body(s, lock);
+    } else {
+      return body(s);
+    }
   } catch (const std::bad_alloc&) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   } catch (...) {
@@ -51,21 +90,35 @@ template <class Body>
   }
 }
 
-/// Runs `body(state)` under the state lock; CUDA_ERROR_NOT_INITIALIZED before cuInit.
+}  // namespace detail
+
+/// Runs `body(state)` (or `body(state, lock)`) under the state lock, without requiring cuInit.
+template <class Body>
+[[nodiscard]] CUresult call_uninitialized(Sym sym, Body&& body) noexcept {
+  return detail::run<false>(sym, false, body);
+}
+
+/// Runs `body(state)` (or `body(state, lock)`) under the state lock;
+/// CUDA_ERROR_NOT_INITIALIZED before cuInit.
 template <class Body>
 [[nodiscard]] CUresult call(Sym sym, Body&& body) noexcept {
-  return call_uninitialized(sym, [&body](State& s) -> CUresult {
-    if (!s.initialized.load(std::memory_order_relaxed)) return CUDA_ERROR_NOT_INITIALIZED;
-    return body(s);
-  });
+  return detail::run<false>(sym, true, body);
+}
+
+/// call() for an export that enqueues stream work: an ':async' fault rule that fires on it
+/// fails the enqueued operation when it executes instead of the call.
+template <class Body>
+[[nodiscard]] CUresult call_async(Sym sym, Body&& body) noexcept {
+  return detail::run<true>(sym, true, body);
 }
 
 /// The calling thread's current context: CUDA_ERROR_INVALID_CONTEXT when there is none,
-/// CUDA_ERROR_CONTEXT_IS_DESTROYED when it was destroyed while current (call under the lock).
+/// CUDA_ERROR_CONTEXT_IS_DESTROYED when it was destroyed while current, its sticky error when
+/// it has one (call under the lock).
 [[nodiscard]] CUresult current_context(State& s, Context*& out) noexcept;
 
 /// `handle`, or the current context when it is NULL: CUDA_ERROR_INVALID_CONTEXT for a handle
-/// that is not a live context (call under the lock).
+/// that is not a live context, its sticky error when it has one (call under the lock).
 [[nodiscard]] CUresult context_or_current(State& s, CUcontext handle, Context*& out) noexcept;
 
 }  // namespace swcu

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "api.hpp"
+#include "memory.hpp"
+#include "sched.hpp"
 
 namespace swcu {
 namespace {
@@ -50,18 +52,24 @@ CUresult create(Sym sym, const CreateArgs& a) {
 }
 
 // A created context is destroyed regardless of the threads it is current to; on this thread
-// it is popped when it is the current one. Primary contexts cannot be destroyed.
+// it is popped when it is the current one. Its queued work runs first; then what it still owns
+// is reclaimed. Primary contexts cannot be destroyed.
 CUresult destroy(Sym sym, CUcontext ctx) {
-  return call(sym, [=](State& s) -> CUresult {
-    if (s.registry(SWCU_CONTEXT).find(ctx) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
+    Context* context = s.find<Context>(SWCU_CONTEXT, ctx);
+    if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    drain_context(s, lock, *context);
+    context = s.find<Context>(SWCU_CONTEXT, ctx);  // host functions ran without the lock
+    if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     std::vector<CUcontext>& stack = context_stack();
     if (!stack.empty() && stack.back() == ctx) stack.pop_back();
+    reclaim_context(s, *context);
     s.destroy(SWCU_CONTEXT, ctx);
     return CUDA_SUCCESS;
   });
 }
 
-CUresult push(Sym sym, CUcontext ctx) {
+CUresult push_context(Sym sym, CUcontext ctx) {
   return call(sym, [=](State& s) -> CUresult {
     if (s.context(ctx) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     context_stack().push_back(ctx);
@@ -89,11 +97,22 @@ CUresult get_device(Sym sym, CUdevice* device, CUcontext handle) {
   });
 }
 
-// Nothing runs asynchronously yet: synchronizing only checks the context.
+// Runs the context's queued work, then reports its sticky error or the first unreported
+// asynchronous error of its streams.
 CUresult synchronize(Sym sym, CUcontext handle) {
-  return call(sym, [=](State& s) -> CUresult {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
     Context* ctx = nullptr;
-    return context_or_current(s, handle, ctx);
+    if (const CUresult r = context_or_current(s, handle, ctx)) return r;
+    const CUcontext self = ctx->handle();
+    drain_context(s, lock, *ctx);
+    release_pool_memory(s);
+    ctx = s.context(self);  // host functions ran without the lock: it may be gone
+    if (ctx == nullptr) return CUDA_SUCCESS;
+    if (ctx->sticky_error != CUDA_SUCCESS) return ctx->sticky_error;
+    for (const auto& q : ctx->queues) {
+      if (const CUresult r = take_error(*q)) return r;
+    }
+    return CUDA_SUCCESS;
   });
 }
 
@@ -105,13 +124,26 @@ CUresult current_context(State& s, Context*& out) noexcept {
   const std::vector<CUcontext>& stack = context_stack();
   if (stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   out = s.context(stack.back());
-  return out == nullptr ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_SUCCESS;
+  if (out == nullptr) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  return out->sticky_error;
 }
 
 CUresult context_or_current(State& s, CUcontext handle, Context*& out) noexcept {
   if (handle == nullptr) return current_context(s, out);
   out = s.context(handle);
-  return out == nullptr ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+  if (out == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  return out->sticky_error;
+}
+
+void break_current_context(int code) noexcept {
+  State& s = state();
+  const std::lock_guard lock(s.mutex);
+  const std::vector<CUcontext>& stack = context_stack();
+  if (stack.empty()) return;
+  Context* const ctx = s.context(stack.back());
+  if (ctx != nullptr && ctx->sticky_error == CUDA_SUCCESS) {
+    ctx->sticky_error = static_cast<CUresult>(code);
+  }
 }
 
 }  // namespace swcu
@@ -156,9 +188,11 @@ CUresult cuCtxDestroy(CUcontext ctx) { return swcu::destroy(Sym::cuCtxDestroy, c
 
 CUresult cuCtxDestroy_v2(CUcontext ctx) { return swcu::destroy(Sym::cuCtxDestroy_v2, ctx); }
 
-CUresult cuCtxPushCurrent(CUcontext ctx) { return swcu::push(Sym::cuCtxPushCurrent, ctx); }
+CUresult cuCtxPushCurrent(CUcontext ctx) { return swcu::push_context(Sym::cuCtxPushCurrent, ctx); }
 
-CUresult cuCtxPushCurrent_v2(CUcontext ctx) { return swcu::push(Sym::cuCtxPushCurrent_v2, ctx); }
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  return swcu::push_context(Sym::cuCtxPushCurrent_v2, ctx);
+}
 
 CUresult cuCtxPopCurrent(CUcontext* pctx) { return swcu::pop(Sym::cuCtxPopCurrent, pctx); }
 

@@ -101,6 +101,14 @@ const char* last_error() { return last_error_message().c_str(); }
 
 int context_stack_depth() { return static_cast<int>(context_stack().size()); }
 
+size_t reclaimed_handles(swcu_handle_kind kind_arg) {
+  const int kind = raw(kind_arg);
+  if (kind < 0 || kind >= SWCU_HANDLE_KIND_COUNT) return 0;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.reclaimed[static_cast<size_t>(kind)];
+}
+
 const swcu_control kTable = {
     sizeof(swcu_control),
     SWCU_CONTROL_VERSION,
@@ -115,6 +123,7 @@ const swcu_control kTable = {
     control_clear_fault_rules,
     last_error,
     context_stack_depth,
+    reclaimed_handles,
 };
 
 }  // namespace

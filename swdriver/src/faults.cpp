@@ -53,14 +53,27 @@ std::optional<std::bitset<kExportCount>> targets_of(std::string_view name) {
 
 // Parses one rule; returns the reason when it is malformed.
 std::optional<std::string> parse_rule(std::string_view text, FaultRule& rule) {
-  const auto first = text.find(':');
-  const auto second = first == std::string_view::npos ? first : text.find(':', first + 1);
-  if (second == std::string_view::npos || text.find(':', second + 1) != std::string_view::npos) {
-    return "expected name:when:code";
+  static constexpr const char* kShape = "expected name:when:code[:async][:sticky]";
+  std::vector<std::string_view> fields;
+  for (std::string_view rest = text;;) {
+    const auto colon = rest.find(':');
+    fields.push_back(trim(rest.substr(0, colon)));
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
   }
-  const std::string_view name = trim(text.substr(0, first));
-  const std::string_view when = trim(text.substr(first + 1, second - first - 1));
-  const std::string_view code = trim(text.substr(second + 1));
+  if (fields.size() < 3) return kShape;
+  for (std::size_t i = 3; i < fields.size(); ++i) {
+    if (fields[i] == "async") {
+      rule.async = true;
+    } else if (fields[i] == "sticky") {
+      rule.sticky = true;
+    } else {
+      return std::string(kShape) + ", got \"" + std::string(fields[i]) + "\" as a modifier";
+    }
+  }
+  const std::string_view name = fields[0];
+  const std::string_view when = fields[1];
+  const std::string_view code = fields[2];
 
   const auto targets = targets_of(name);
   if (!targets) {
@@ -154,15 +167,17 @@ void clear_fault_rules() noexcept {
   r.any.store(false, std::memory_order_release);
 }
 
-int check_faults(Sym sym) noexcept {
+Fault check_faults(Sym sym) noexcept {
   Rules& r = rules();
-  if (!r.any.load(std::memory_order_acquire)) return 0;
+  if (!r.any.load(std::memory_order_acquire)) return {};
   std::lock_guard lock(r.mutex);
-  int code = 0;
+  Fault fault;
   for (FaultRule& rule : r.rules) {
-    if (rule.targets.test(index(sym)) && rule.fires() && code == 0) code = rule.code;
+    if (rule.targets.test(index(sym)) && rule.fires() && fault.code == 0) {
+      fault = {rule.code, rule.async, rule.sticky};
+    }
   }
-  return code;
+  return fault;
 }
 
 }  // namespace swcu

@@ -1,7 +1,8 @@
 // Deterministic fault injection: rules that make chosen calls fail with a chosen CUresult.
 // Grammar (also in include/swcuda/control.h and docs/software-driver.md):
-//   rules := rule (';' rule)*        rule := name ':' when ':' code
+//   rules := rule (';' rule)*        rule := name ':' when ':' code (':' modifier)*
 //   when  := N | N '+' | '*%' K      code := a CUresult name or a positive number
+//   modifier := 'async' | 'sticky'
 #pragma once
 
 #include <bitset>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "prologue.hpp"
 #include "symbols.hpp"
 
 namespace swcu {
@@ -21,6 +23,8 @@ struct FaultRule {
   When when = When::nth;
   unsigned long long n = 1;        ///< N or K
   int code = 0;                    ///< the CUresult to return, never CUDA_SUCCESS
+  bool async = false;              ///< ':async': fails the enqueued operation when it executes
+  bool sticky = false;             ///< ':sticky': also breaks the context until destroyed
   unsigned long long matched = 0;  ///< matching calls since the rule was added
 
   /// Counts one matching call; true when this call must fail.
@@ -37,8 +41,8 @@ struct FaultRule {
 void add_fault_rules(std::vector<FaultRule> rules);
 void clear_fault_rules() noexcept;
 
-/// Applies the rules to a call of `sym`: 0, or the code of the first rule that fires. Every
-/// matching rule counts the call, whether or not an earlier rule fired.
-[[nodiscard]] int check_faults(Sym sym) noexcept;
+/// Applies the rules to a call of `sym`: no fault, or the fault of the first rule that fires.
+/// Every matching rule counts the call, whether or not an earlier rule fired.
+[[nodiscard]] Fault check_faults(Sym sym) noexcept;
 
 }  // namespace swcu

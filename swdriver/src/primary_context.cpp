@@ -5,16 +5,24 @@
 // (the real driver may hand out the same value again; being stricter catches stale handles).
 #include "api.hpp"
 #include "context.hpp"
+#include "sched.hpp"
 
 namespace swcu {
 namespace {
 
+// The last release runs the context's queued work, then destroys it.
 CUresult release(Sym sym, CUdevice dev) {
-  return call(sym, [=](State& s) -> CUresult {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
     Device* const device = s.device(dev);
     if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (device->primary_retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (device->primary_retains == 1) {
+      drain_context(s, lock, *device->primary);
+      // Host functions ran without the lock: another thread may have retained or released.
+      if (device->primary_retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    }
     if (--device->primary_retains == 0) {
+      reclaim_context(s, *device->primary);
       s.destroy(SWCU_PRIMARY_CONTEXT, device->primary);
       device->primary = nullptr;
     }
@@ -35,12 +43,17 @@ CUresult set_flags(Sym sym, CUdevice dev, unsigned int flags, bool allow_active)
   });
 }
 
-// Resetting keeps the references (and the handle) and restores the context's settings.
+// Resetting keeps the references (and the handle), destroys what the context owns (streams,
+// events, memory: counted as reclaimed), clears a sticky error and restores its settings.
 CUresult reset(Sym sym, CUdevice dev) {
-  return call(sym, [=](State& s) -> CUresult {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
     Device* const device = s.device(dev);
     if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-    if (device->primary != nullptr) device->primary->reset_settings();
+    if (device->primary != nullptr) drain_context(s, lock, *device->primary);
+    if (device->primary != nullptr) {  // (host functions ran without the lock)
+      reclaim_context(s, *device->primary);
+      device->primary->reset_settings();
+    }
     return CUDA_SUCCESS;
   });
 }

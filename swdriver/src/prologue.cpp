@@ -19,15 +19,24 @@ Counters& counters() noexcept {
 
 }  // namespace
 
-int enter(Sym sym) noexcept {
+Fault enter(Sym sym) noexcept {
   counters()[index(sym)].fetch_add(1, std::memory_order_relaxed);
   return check_faults(sym);
 }
 
 int unimplemented(Sym sym) noexcept {
-  if (const int fault = enter(sym)) return fault;
+  if (const Fault fault = enter(sym); fault.code != 0) {
+    if (fault.sticky) break_current_context(fault.code);
+    return fault.code;
+  }
+  if (in_host_function()) return CUDA_ERROR_NOT_PERMITTED;
   if (!is_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+bool& in_host_function() noexcept {
+  thread_local bool flag = false;
+  return flag;
 }
 
 unsigned long long call_count(Sym sym) noexcept {

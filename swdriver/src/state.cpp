@@ -58,6 +58,12 @@ void State::destroy(swcu_handle_kind kind, const void* handle) noexcept {
   if (graveyard_.size() > kGraveyardSize) graveyard_.pop_front();
 }
 
+void State::reclaim(swcu_handle_kind kind, const void* handle) noexcept {
+  if (registry(kind).find(handle) == nullptr) return;
+  ++reclaimed[static_cast<std::size_t>(kind)];
+  destroy(kind, handle);
+}
+
 State& state() noexcept {
   static State* const instance = new State;
   return *instance;

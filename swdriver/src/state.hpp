@@ -11,10 +11,14 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -52,10 +56,23 @@ class Registry {
   /// Removes and returns the object (nullptr when not live).
   [[nodiscard]] std::unique_ptr<Object> take(const void* handle) noexcept;
   [[nodiscard]] std::size_t size() const noexcept { return live_.size(); }
+  /// The handles of the live objects for which `pred(object)` holds, in no particular order.
+  template <class Pred>
+  [[nodiscard]] std::vector<const void*> handles_if(Pred pred) const {
+    std::vector<const void*> out;
+    for (const auto& [handle, object] : live_) {
+      if (pred(*object)) out.push_back(handle);
+    }
+    return out;
+  }
 
  private:
   std::unordered_map<const void*, std::unique_ptr<Object>> live_;
 };
+
+struct Queue;
+struct MemoryPool;
+struct Allocation;
 
 /// A context: created (SWCU_CONTEXT) or a device's primary context (SWCU_PRIMARY_CONTEXT).
 struct Context final : Object {
@@ -73,12 +90,26 @@ struct Context final : Object {
   const unsigned long long id;  ///< cuCtxGetId: unique for the life of the process
   CUfunc_cache cache_config = CU_FUNC_CACHE_PREFER_NONE;
   std::array<std::size_t, CU_LIMIT_MAX> limits{};
+  /// A sticky error: once set, every call on this context returns it until it is destroyed
+  /// (or, for a primary context, reset).
+  CUresult sticky_error = CUDA_SUCCESS;
+  /// Every work queue of the context: its streams, its legacy default stream and its
+  /// per-thread default streams (sched.hpp). A destroyed stream's queue stays until it drains.
+  std::vector<std::shared_ptr<Queue>> queues;
+  Queue* legacy = nullptr;                       ///< created on first use
+  std::map<std::thread::id, Queue*> per_thread;  ///< created on first use
 };
 
 struct Device {
   unsigned int primary_flags = 0;
   unsigned int primary_retains = 0;
   Context* primary = nullptr;  ///< live while primary_retains > 0
+  /// The simulated clock, advanced by the operations that execute on the device (sched.hpp).
+  unsigned long long clock_ns = 0;
+  /// Bytes of device memory in use (allocations and pool reservations), of the capacity.
+  unsigned long long memory_used = 0;
+  MemoryPool* default_pool = nullptr;  ///< created on first use, never destroyed
+  MemoryPool* current_pool = nullptr;  ///< cuDeviceSetMemPool; nullptr: the default pool
 };
 
 struct State {
@@ -87,7 +118,21 @@ struct State {
   bool env_faults_installed = false;
   std::vector<Device> devices;
   std::array<Registry, SWCU_HANDLE_KIND_COUNT> registries;
+  /// Handles destroyed because their context was (per kind): not live, not leaked by the
+  /// program either way, but worth telling apart from explicit destruction.
+  std::array<std::size_t, SWCU_HANDLE_KIND_COUNT> reclaimed{};
   unsigned long long next_context_id = 1;
+  unsigned long long next_stream_id = 1;
+  unsigned long long next_buffer_id = 1;
+  /// Queues with operations waiting, by queue id (the scheduler's deterministic order).
+  std::map<unsigned long long, Queue*> busy_queues;
+  /// Signalled whenever an operation completes (threads wait here while another thread runs a
+  /// host function with the mutex released).
+  std::condition_variable progress;
+  /// Every allocation and registration by base address (memory.hpp); ranges never overlap.
+  std::map<std::uintptr_t, Allocation*> address_map;
+  /// The devices' default memory pools (not handles a program owns, so not in a registry).
+  std::vector<std::unique_ptr<Object>> default_pools;
 
   [[nodiscard]] Registry& registry(swcu_handle_kind kind) noexcept {
     return registries[static_cast<std::size_t>(kind)];
@@ -105,6 +150,8 @@ struct State {
   /// Destroys a live object of `kind`: releases what it owns and keeps the object itself in the
   /// graveyard for a while.
   void destroy(swcu_handle_kind kind, const void* handle) noexcept;
+  /// Destroys it as reclaimed by its context's destruction (counted in `reclaimed`).
+  void reclaim(swcu_handle_kind kind, const void* handle) noexcept;
 
  private:
   std::deque<std::unique_ptr<Object>> graveyard_;

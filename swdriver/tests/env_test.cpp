@@ -33,7 +33,7 @@ TEST_SUITE("fresh process") {
     SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_NOT_INITIALIZED);
     SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_NOT_INITIALIZED);
     const auto unimplemented =
-        reinterpret_cast<CUresult (*)()>(dlsym(swt::library(), "cuMemAlloc_v2"));
+        reinterpret_cast<CUresult (*)()>(dlsym(swt::library(), "cuGraphicsUnregisterResource"));
     REQUIRE((unimplemented != nullptr));
     SWT_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_INITIALIZED);
 
@@ -159,6 +159,100 @@ TEST_SUITE("env") {
         }
       }
     }
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "with 64 MiB a device runs out of memory without touching it") {
+    // SWCUDA_DEVICE_MEMORY=64M
+    CUcontext ctx = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    std::size_t free = 0, total = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
+    CHECK(total == size_t{64} << 20);
+    CHECK(free == total);
+    CUdeviceptr a = 0, b = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, size_t{48} << 20));
+    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&b, size_t{17} << 20), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(b == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, size_t{16} << 20));  // exactly what is left
+    SWT_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
+    CHECK(free == 0);
+    CUdeviceptr c = 0;
+    SWT_CHECK_RESULT(cu.cuMemAllocAsync(&c, 256, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
+    SWT_CHECK_RESULT(cu.cuMemAllocPitch_v2(&c, &free, 512, 1, 4), CUDA_ERROR_OUT_OF_MEMORY);
+    void* pinned = nullptr;  // host memory is not the device's
+    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, size_t{1} << 20, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(b));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&c, size_t{16} << 20, nullptr));
+    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&b, 256), CUDA_ERROR_OUT_OF_MEMORY);  // the pool holds it
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(c, nullptr));
+    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&b, 256), CUDA_ERROR_OUT_OF_MEMORY);  // until a synchronize
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 256));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // reclaims a and b
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "with two devices memory and pools and clocks are per device") {
+    // SWCUDA_DEVICES=2 SWCUDA_P2P=0-1
+    CUcontext c0 = nullptr, c1 = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&c0, nullptr, 0, 0));
+    CUdeviceptr a = 0, b = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, 64));
+    CUevent e0 = nullptr, e1 = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&e0, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e0, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&c1, nullptr, 0, 1));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 64));
+    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&e1, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e1, nullptr));
+    float ms = 0;
+    SWT_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, e0, e1), CUDA_ERROR_INVALID_HANDLE);
+    CUdevice dev = -1;
+    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b));
+    CHECK(dev == 1);
+
+    // Peer copies: each address on its context's device.
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(b, 7, 64));
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyPeer(a, c0, b, c1, 64));
+    CHECK(reinterpret_cast<unsigned char*>(a)[63] == 7);
+    SWT_CHECK_RESULT(cu.cuMemcpyPeer(a, c1, b, c1, 64), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(cu.cuMemcpyPeer(a, c0, b, c0, 64), CUDA_ERROR_INVALID_VALUE);
+
+    // Pool access follows SWCUDA_P2P: device 0 may access device 1, not the other way.
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    CUmemoryPool on1 = nullptr, on0 = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&on1, &props));
+    props.location.id = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&on0, &props));
+    CUmemLocation where{};
+    where.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    where.id = 0;
+    CUmemAccess_flags flags{};
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, on1, &where));
+    CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CUmemAccessDesc desc{};
+    desc.location = where;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(on1, &desc, 1));
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, on1, &where));
+    CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    desc.location.id = 1;
+    SWT_CHECK_RESULT(cu.cuMemPoolSetAccess(on0, &desc, 1), CUDA_ERROR_INVALID_DEVICE);
+    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(0, on1), CUDA_ERROR_INVALID_VALUE);  // not local
+    // A pool of one device serves a stream of the other.
+    CUdeviceptr p = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, on0, nullptr));  // c1's stream
+    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
+    CHECK(dev == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    for (const CUmemoryPool pool : {on0, on1}) SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c1));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c0));
   }
 
   TEST_CASE_FIXTURE(swt::DriverTest, "SWCUDA_DEVICE_MEMORY sets the memory of every device") {

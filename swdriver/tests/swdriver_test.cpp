@@ -66,6 +66,11 @@ const Api& api() {
   a.member = reinterpret_cast<PFN_##base##_v##version>(lookup(#base, version));
 #include "api_functions.inc"
 #undef SWT_API
+#define SWT_API_PT(member, base, version, suffix)                  \
+  a.member = reinterpret_cast<PFN_##base##_v##version##_##suffix>( \
+      lookup(#base, version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM));
+#include "api_functions_ptsz.inc"
+#undef SWT_API_PT
     return a;
   }();
   return functions;

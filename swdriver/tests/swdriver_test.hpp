@@ -41,6 +41,10 @@ struct Api {
 #define SWT_API(member, base, version) PFN_##base##_v##version member = nullptr;
 #include "api_functions.inc"
 #undef SWT_API
+#define SWT_API_PT(member, base, version, suffix) \
+  PFN_##base##_v##version##_##suffix member = nullptr;
+#include "api_functions_ptsz.inc"
+#undef SWT_API_PT
 };
 
 /// The resolved functions (resolved once); a member is NULL where the configured driver version

@@ -21,7 +21,7 @@ extern "C" {
 static const CUuuid SWCU_CONTROL_TABLE_ID = {
     {'s', 'w', 'c', 'u', 'd', 'a', '-', 'c', 'o', 'n', 't', 'r', 'o', 'l', '-', '1'}};
 
-#define SWCU_CONTROL_VERSION 1
+#define SWCU_CONTROL_VERSION 2
 
 /* Kinds of live handles the driver accounts for. */
 typedef enum swcu_handle_kind {
@@ -77,8 +77,13 @@ typedef struct swcu_control {
    *          | N '+'    the Nth and every later matching call
    *          | '*%' K   every Kth matching call
    *   code  := a CUresult name ("CUDA_ERROR_OUT_OF_MEMORY") or number from 1 to 1023 ("2")
-   * A call that a rule fails returns the code before touching any state. Several rules
-   * may be given at once, separated by ';'. */
+   *   then optional modifiers, each after a ':':
+   *          async    the call succeeds and the stream operation it enqueues fails with the
+   *                   code when it executes; the next synchronizing call reports it
+   *          sticky   the failure also breaks the context: every later call on it returns
+   *                   the code until the context is destroyed
+   * A call that a (not async) rule fails returns the code before touching any state. Several
+   * rules may be given at once, separated by ';'. */
   int (*add_fault_rule)(const char* rules);
   void (*clear_fault_rules)(void);
   /* The message of the last failed control call on this thread ("" if none). */
@@ -86,6 +91,14 @@ typedef struct swcu_control {
 
   /* Depth of the calling thread's context stack (0 when no context is current). */
   int (*context_stack_depth)(void);
+
+  /* Version 2 and later. */
+
+  /* Handles of one kind destroyed because the context that owned them was destroyed or reset
+   * (cuCtxDestroy, the last cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxReset), since the
+   * process started. They no longer count as live; a program that relies on this usually leaks
+   * them. */
+  size_t (*reclaimed_handles)(swcu_handle_kind kind);
 } swcu_control;
 
 #ifdef __cplusplus
