@@ -178,7 +178,16 @@ namespace {
   X(cuUserObjectCreate, 11030) \
   X(cuUserObjectRelease, 11030) \
   X(cuGraphRetainUserObject, 11030) \
-  X(cuGraphDebugDotPrint, 11030)
+  X(cuGraphDebugDotPrint, 11030) \
+  X(cuCtxEnablePeerAccess, 4000) \
+  X(cuCtxDisablePeerAccess, 4000) \
+  X(cuMemcpyPeer, 4000) \
+  X(cuMemcpyPeerAsync, 4000) \
+  X(cuIpcGetMemHandle, 4010) \
+  X(cuIpcOpenMemHandle, 11000) \
+  X(cuIpcCloseMemHandle, 4010) \
+  X(cuIpcGetEventHandle, 4010) \
+  X(cuIpcOpenEventHandle, 4010)
 // clang-format on
 
 #define CUWRAP_CHECK_TYPE(name, version)                                               \

@@ -169,6 +169,15 @@ struct driver_table {
   decltype(&::cuUserObjectRelease) cuUserObjectRelease;
   decltype(&::cuGraphRetainUserObject) cuGraphRetainUserObject;
   decltype(&::cuGraphDebugDotPrint) cuGraphDebugDotPrint;
+  decltype(&::cuCtxEnablePeerAccess) cuCtxEnablePeerAccess;
+  decltype(&::cuCtxDisablePeerAccess) cuCtxDisablePeerAccess;
+  decltype(&::cuMemcpyPeer) cuMemcpyPeer;
+  decltype(&::cuMemcpyPeerAsync) cuMemcpyPeerAsync;
+  decltype(&::cuIpcGetMemHandle) cuIpcGetMemHandle;
+  decltype(&::cuIpcOpenMemHandle) cuIpcOpenMemHandle;
+  decltype(&::cuIpcCloseMemHandle) cuIpcCloseMemHandle;
+  decltype(&::cuIpcGetEventHandle) cuIpcGetEventHandle;
+  decltype(&::cuIpcOpenEventHandle) cuIpcOpenEventHandle;
 };
 
 /// Loads the driver library named by `spec` ("" or unset: libcuda.so.1; "software": the

@@ -1,0 +1,138 @@
+// Peer access, peer copies and IPC.
+#include "cuwrap/peer.hpp"
+
+#include <gsl/assert>
+#include <string>
+
+#include "cuwrap/ipc.hpp"
+
+namespace cuwrap {
+namespace {
+
+const detail::driver_table& drv() { return detail::driver(); }
+
+std::string two_devices(CUdevice a, CUdevice b) {
+  return "device " + std::to_string(a) + " and device " + std::to_string(b);
+}
+
+int p2p_attribute(const device& from, const device& to, CUdevice_P2PAttribute attribute) {
+  int value = 0;
+  const CUresult r = drv().cuDeviceGetP2PAttribute(&value, attribute, from.get(), to.get());
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuDeviceGetP2PAttribute",
+                        two_devices(from.get(), to.get()), {});
+  }
+  return value;
+}
+
+}  // namespace
+
+peer_attributes p2p_attributes(const device& from, const device& to) {
+  return {p2p_attribute(from, to, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK),
+          p2p_attribute(from, to, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED) != 0,
+          p2p_attribute(from, to, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED) != 0,
+          p2p_attribute(from, to, CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED) != 0};
+}
+
+peer_topology peer_matrix() {
+  peer_topology t;
+  t.devices = device::all();
+  const auto n = t.devices.size();
+  t.can_access.assign(n, std::vector<bool>(n, false));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      t.can_access[i][j] = i != j && t.devices[i].can_access_peer(t.devices[j]);
+    }
+  }
+  return t;
+}
+
+peer_access::peer_access(const owning_context& from, const owning_context& to,
+                         std::source_location where)
+    : from_{from.lifetime()}, to_{to.lifetime()} {
+  Expects(!from.empty() && !to.empty());
+  const scoped_current_context current{from, where};
+  const CUresult r = drv().cuCtxEnablePeerAccess(to.get(), 0);
+  if (r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+    return;  // someone else enabled it; they decide when it ends
+  }
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuCtxEnablePeerAccess",
+                        "from " + two_devices(from_->device, to_->device) +
+                            (r == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+                                 ? std::string{": these devices cannot access each other"}
+                                 : std::string{}),
+                        where);
+  }
+  enabled_here_ = true;
+}
+
+peer_access::~peer_access() {
+  if (!enabled_here_) {
+    return;
+  }
+  // Disabling acts on the current context: make `from` current without throwing.
+  const auto& d = drv();
+  CUcontext current{};
+  const bool switched = d.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != from_->handle &&
+                        d.cuCtxPushCurrent(from_->handle) == CUDA_SUCCESS;
+  check_nothrow(d.cuCtxDisablePeerAccess(to_->handle), "cuCtxDisablePeerAccess");
+  if (switched) {
+    CUcontext popped{};
+    check_nothrow(d.cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
+  }
+}
+
+namespace detail {
+
+void copy_peer_bytes(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                     std::size_t bytes, CUstream s, bool async, std::source_location where) {
+  if (async) {
+    check(drv().cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, s), "cuMemcpyPeerAsync",
+          where);
+  } else {
+    check(drv().cuMemcpyPeer(dst, dst_ctx, src, src_ctx, bytes), "cuMemcpyPeer", where);
+  }
+}
+
+CUdeviceptr open_ipc_memory(const owning_context& ctx, const ipc_memory_handle& handle,
+                            std::source_location where) {
+  Expects(!ctx.empty());
+  CUipcMemHandle native{};
+  std::memcpy(&native, handle.bytes.data(), sizeof native);
+  const scoped_current_context current{ctx, where};
+  CUdeviceptr address{};
+  check(drv().cuIpcOpenMemHandle(&address, native, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+        "cuIpcOpenMemHandle", where);
+  return address;
+}
+
+}  // namespace detail
+
+ipc_memory_handle export_memory(CUdeviceptr address, std::source_location where) {
+  CUipcMemHandle native{};
+  check(drv().cuIpcGetMemHandle(&native, address), "cuIpcGetMemHandle", where);
+  ipc_memory_handle handle;
+  std::memcpy(handle.bytes.data(), &native, sizeof native);
+  return handle;
+}
+
+ipc_event_handle export_event(event_ref e, std::source_location where) {
+  CUipcEventHandle native{};
+  check(drv().cuIpcGetEventHandle(&native, e.get()), "cuIpcGetEventHandle", where);
+  ipc_event_handle handle;
+  std::memcpy(handle.bytes.data(), &native, sizeof native);
+  return handle;
+}
+
+event open_event(const owning_context& ctx, const ipc_event_handle& handle,
+                 std::source_location where) {
+  CUipcEventHandle native{};
+  std::memcpy(&native, handle.bytes.data(), sizeof native);
+  const scoped_current_context current{ctx, where};
+  CUevent e{};
+  check(drv().cuIpcOpenEventHandle(&e, native), "cuIpcOpenEventHandle", where);
+  return event::adopt(e, ctx);
+}
+
+}  // namespace cuwrap
