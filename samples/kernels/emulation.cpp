@@ -77,6 +77,35 @@ void add_one(const swcu_launch* launch, void*) {
   });
 }
 
+void scale_peer(const swcu_launch* launch, void*) {
+  const auto* src = swcuda::param<const float*>(*launch, 0);
+  auto* dst = swcuda::param<float*>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) dst[i] = 2.0f * src[i];
+  });
+}
+
+void fill_rank(const swcu_launch* launch, void*) {
+  auto* data = swcuda::param<double*>(*launch, 0);
+  const auto rank = swcuda::param<int>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) data[i] = rank + i * 0.5;
+  });
+}
+
+void sum_all(const swcu_launch* launch, void*) {
+  const auto* data = swcuda::param<const double*>(*launch, 0);
+  auto* sum = swcuda::param<double*>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += data[i];
+  *sum = s;
+}
+
 }  // namespace
 
 extern "C" int swcu_register_kernels(const swcu_control* control) {
@@ -85,5 +114,8 @@ extern "C" int swcu_register_kernels(const swcu_control* control) {
          control->register_kernel("saxpy", &saxpy, nullptr) |
          control->register_kernel("reduce", &reduce, nullptr) |
          control->register_kernel("reduce_final", &reduce_final, nullptr) |
-         control->register_kernel("add_one", &add_one, nullptr);
+         control->register_kernel("add_one", &add_one, nullptr) |
+         control->register_kernel("scale_peer", &scale_peer, nullptr) |
+         control->register_kernel("fill_rank", &fill_rank, nullptr) |
+         control->register_kernel("sum_all", &sum_all, nullptr);
 }
