@@ -11,6 +11,7 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/device_span.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/stream.hpp"
@@ -30,69 +31,40 @@ CUdeviceptr allocate_device(const owning_context& ctx, std::size_t bytes,
 /// `count` elements of T in device memory (cuMemAlloc, freed with cuMemFree). Move-only; keeps
 /// its context alive. Zero elements allocate nothing.
 template <class T>
-class device_buffer {
+class device_buffer : public detail::owned_memory<T, detail::free_device_memory> {
   static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
+  using base = detail::owned_memory<T, detail::free_device_memory>;
 
  public:
   /// Allocates `count` elements in `ctx` (made current for the call only if it is not).
   /// Throws cuwrap::out_of_memory naming the bytes and the device.
   device_buffer(const owning_context& ctx, std::size_t count,
                 std::source_location where = std::source_location::current())
-      : data_{reinterpret_cast<T*>(detail::allocate_device(ctx, count * sizeof(T), where))},
-        size_{count},
-        context_{ctx.lifetime()} {}
+      : base{
+            reinterpret_cast<T*>(detail::allocate_device(ctx, count * sizeof(T), where)),  // NOLINT
+            count, ctx.lifetime()} {}
   /// Takes ownership of `memory`, which cuMemAlloc returned in `ctx`.
   [[nodiscard]] static device_buffer adopt(const owning_context& ctx,
                                            device_span<T> memory) noexcept {
     return device_buffer{memory, ctx.lifetime()};
   }
-  device_buffer(device_buffer&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        size_{std::exchange(other.size_, 0)},
-        context_{std::move(other.context_)} {}
-  device_buffer& operator=(device_buffer&& other) noexcept {
-    if (this != &other) {
-      device_buffer old{std::move(*this)};  // frees the previous memory
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~device_buffer() {
-    if (data_ != nullptr) {
-      check_nothrow(detail::driver().cuMemFree(address()), "cuMemFree");
-    }
-  }
 
-  /// The device pointer (for kernel arguments).
-  [[nodiscard]] T* data() const noexcept { return data_; }
   /// The address as the driver's CUdeviceptr.
   [[nodiscard]] CUdeviceptr address() const noexcept { return span().address(); }
-  /// The number of elements.
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The number of bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
-  /// True if there are no elements.
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span() const noexcept { return {data_, size_}; }
+  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
   operator device_span<T>() const noexcept { return span(); }
   operator device_span<const T>() const noexcept { return span(); }
 
   /// Gives up ownership: the caller must cuMemFree the returned memory.
   [[nodiscard]] device_span<T> release() noexcept {
-    context_.reset();
-    return {std::exchange(data_, nullptr), std::exchange(size_, 0)};
+    const auto [data, size] = this->release_memory();
+    return {data, size};
   }
 
  private:
   device_buffer(device_span<T> memory, std::shared_ptr<const detail::context_owner> ctx) noexcept
-      : data_{memory.data()}, size_{memory.size()}, context_{std::move(ctx)} {}
-
-  T* data_;
-  std::size_t size_;
-  std::shared_ptr<const detail::context_owner> context_;
+      : base{memory.data(), memory.size(), std::move(ctx)} {}
 };
 
 static_assert(!std::is_copy_constructible_v<device_buffer<int>> &&

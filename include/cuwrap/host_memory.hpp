@@ -13,6 +13,7 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/device_span.hpp"
 #include "cuwrap/error.hpp"
 
@@ -56,8 +57,9 @@ CUdeviceptr mapped_device_address(const void* host, std::source_location where);
 /// range (data/size/begin/end/operator[]), so it passes to copy() as host memory. Move-only;
 /// keeps its context alive.
 template <class T>
-class pinned_buffer {
+class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory> {
   static_assert(std::is_trivially_copyable_v<T>, "pinned memory holds trivially copyable types");
+  using base = detail::owned_memory<T, detail::free_pinned_memory>;
 
  public:
   using value_type = T;
@@ -67,52 +69,23 @@ class pinned_buffer {
   pinned_buffer(const owning_context& ctx, std::size_t count,
                 pinned_flags flags = pinned_flags::none,
                 std::source_location where = std::source_location::current())
-      : data_{static_cast<T*>(
-            detail::allocate_pinned(ctx, count * sizeof(T), static_cast<unsigned>(flags), where))},
-        size_{count},
-        context_{ctx.lifetime()} {}
-  pinned_buffer(pinned_buffer&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        size_{std::exchange(other.size_, 0)},
-        context_{std::move(other.context_)} {}
-  pinned_buffer& operator=(pinned_buffer&& other) noexcept {
-    if (this != &other) {
-      pinned_buffer old{std::move(*this)};  // frees the previous memory
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~pinned_buffer() {
-    if (data_ != nullptr) {
-      check_nothrow(detail::driver().cuMemFreeHost(data_), "cuMemFreeHost");
-    }
-  }
+      : base{static_cast<T*>(detail::allocate_pinned(ctx, count * sizeof(T),
+                                                     static_cast<unsigned>(flags), where)),
+             count, ctx.lifetime()} {}
 
-  /// The host pointer.
-  [[nodiscard]] T* data() const noexcept { return data_; }
-  /// The number of elements.
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The number of bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
   /// Element `i` (host access).
-  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  [[nodiscard]] T* begin() const noexcept { return data_; }
-  [[nodiscard]] T* end() const noexcept { return data_ + size_; }
+  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
+  [[nodiscard]] T* begin() const noexcept { return this->data(); }
+  [[nodiscard]] T* end() const noexcept { return this->data() + this->size(); }
   /// The memory as a host span.
-  [[nodiscard]] std::span<T> host() const noexcept { return {data_, size_}; }
+  [[nodiscard]] std::span<T> host() const noexcept { return {this->data(), this->size()}; }
   /// For memory allocated with pinned_flags::device_mapped: the same memory as a device span
   /// (cuMemHostGetDevicePointer).
   [[nodiscard]] device_span<T> device(
       std::source_location where = std::source_location::current()) const {
-    return device_span<T>::from_address(detail::mapped_device_address(data_, where), size_);
+    return device_span<T>::from_address(detail::mapped_device_address(this->data(), where),
+                                        this->size());
   }
-
- private:
-  T* data_;
-  std::size_t size_;
-  std::shared_ptr<const detail::context_owner> context_;
 };
 
 static_assert(!std::is_copy_constructible_v<pinned_buffer<int>> &&

@@ -14,6 +14,7 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/device_span.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
@@ -57,42 +58,17 @@ template <class T>
 /// Device memory of another process, mapped into `ctx` for this object's life
 /// (cuIpcOpenMemHandle with lazy peer access, cuIpcCloseMemHandle). Move-only.
 template <class T>
-class ipc_mapping {
+class ipc_mapping : public detail::owned_memory<T, detail::close_ipc_memory> {
+  using base = detail::owned_memory<T, detail::close_ipc_memory>;
+
  public:
   /// Maps `count` elements of the allocation behind `handle`.
   ipc_mapping(const owning_context& ctx, const ipc_memory_handle& handle, std::size_t count,
               std::source_location where = std::source_location::current());
-  ipc_mapping(ipc_mapping&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        size_{std::exchange(other.size_, 0)},
-        context_{std::move(other.context_)} {}
-  ipc_mapping& operator=(ipc_mapping&& other) noexcept {
-    if (this != &other) {
-      ipc_mapping old{std::move(*this)};
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~ipc_mapping() {
-    if (data_ != nullptr) {
-      check_nothrow(detail::driver().cuIpcCloseMemHandle(span().address()), "cuIpcCloseMemHandle");
-    }
-  }
 
   /// The mapped memory.
-  [[nodiscard]] device_span<T> span() const noexcept { return {data_, size_}; }
+  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
   operator device_span<T>() const noexcept { return span(); }
-  /// The device pointer.
-  [[nodiscard]] T* data() const noexcept { return data_; }
-  /// The number of elements.
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
-  std::shared_ptr<const detail::context_owner> context_;
 };
 
 namespace detail {
@@ -103,8 +79,7 @@ CUdeviceptr open_ipc_memory(const owning_context& ctx, const ipc_memory_handle& 
 template <class T>
 ipc_mapping<T>::ipc_mapping(const owning_context& ctx, const ipc_memory_handle& handle,
                             std::size_t count, std::source_location where)
-    : data_{reinterpret_cast<T*>(detail::open_ipc_memory(ctx, handle, where))},  // NOLINT
-      size_{count},
-      context_{ctx.lifetime()} {}
+    : base{reinterpret_cast<T*>(detail::open_ipc_memory(ctx, handle, where)),  // NOLINT
+           count, ctx.lifetime()} {}
 
 }  // namespace cuwrap

@@ -12,6 +12,7 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/device.hpp"
 #include "cuwrap/device_span.hpp"
 #include "cuwrap/error.hpp"
@@ -69,8 +70,9 @@ memory_location range_location(CUdeviceptr address, std::size_t bytes,
 /// code reads and writes it directly (operator[], begin/end); device code uses span().
 /// Move-only; keeps its context alive.
 template <class T>
-class managed_buffer {
+class managed_buffer : public detail::owned_memory<T, detail::free_device_memory> {
   static_assert(std::is_trivially_copyable_v<T>, "managed memory holds trivially copyable types");
+  using base = detail::owned_memory<T, detail::free_device_memory>;
 
  public:
   using value_type = T;
@@ -79,78 +81,48 @@ class managed_buffer {
   managed_buffer(const owning_context& ctx, std::size_t count,
                  managed_attach attach = managed_attach::global,
                  std::source_location where = std::source_location::current())
-      : data_{reinterpret_cast<T*>(detail::allocate_managed(  // NOLINT: device address
-            ctx, count * sizeof(T), static_cast<unsigned>(attach), where))},
-        size_{count},
-        context_{ctx.lifetime()} {}
-  managed_buffer(managed_buffer&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        size_{std::exchange(other.size_, 0)},
-        context_{std::move(other.context_)} {}
-  managed_buffer& operator=(managed_buffer&& other) noexcept {
-    if (this != &other) {
-      managed_buffer old{std::move(*this)};
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~managed_buffer() {
-    if (data_ != nullptr) {
-      check_nothrow(detail::driver().cuMemFree(address()), "cuMemFree");
-    }
-  }
+      : base{reinterpret_cast<T*>(detail::allocate_managed(  // NOLINT: device address
+                 ctx, count * sizeof(T), static_cast<unsigned>(attach), where)),
+             count, ctx.lifetime()} {}
 
-  /// The pointer, valid on the host and on devices.
-  [[nodiscard]] T* data() const noexcept { return data_; }
   /// The address as the driver's CUdeviceptr.
   [[nodiscard]] CUdeviceptr address() const noexcept { return span().address(); }
-  /// The number of elements.
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The number of bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
   /// Element `i`, on the host. Do not touch memory a device is using.
-  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  [[nodiscard]] T* begin() const noexcept { return data_; }
-  [[nodiscard]] T* end() const noexcept { return data_ + size_; }
+  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
+  [[nodiscard]] T* begin() const noexcept { return this->data(); }
+  [[nodiscard]] T* end() const noexcept { return this->data() + this->size(); }
   /// The memory as a host span.
-  [[nodiscard]] std::span<T> host() const noexcept { return {data_, size_}; }
+  [[nodiscard]] std::span<T> host() const noexcept { return {this->data(), this->size()}; }
   /// The memory as a device span.
-  [[nodiscard]] device_span<T> span() const noexcept { return {data_, size_}; }
+  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
 
   /// Migrates the memory to `to` in `s`'s order (cuMemPrefetchAsync_v2; one driver call).
   void prefetch(stream_ref s, memory_location to,
                 std::source_location where = std::source_location::current()) const {
-    detail::prefetch(address(), size_bytes(), to, s, where);
+    detail::prefetch(address(), this->size_bytes(), to, s, where);
   }
   /// Gives the driver a usage hint (cuMemAdvise_v2).
   void advise(memory_advice advice, memory_location location,
               std::source_location where = std::source_location::current()) const {
-    detail::advise(address(), size_bytes(), advice, location, where);
+    detail::advise(address(), this->size_bytes(), advice, location, where);
   }
   /// True if the range is advised read-mostly (cuMemRangeGetAttribute).
   [[nodiscard]] bool read_mostly() const {
-    return detail::range_attribute(address(), size_bytes(), CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) !=
-           0;
+    return detail::range_attribute(address(), this->size_bytes(),
+                                   CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) != 0;
   }
   /// The advised preferred location (cuMemRangeGetAttribute).
   [[nodiscard]] memory_location preferred_location() const {
-    return detail::range_location(address(), size_bytes(),
+    return detail::range_location(address(), this->size_bytes(),
                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID);
   }
   /// Where the last prefetch moved the range (cuMemRangeGetAttribute).
   [[nodiscard]] memory_location last_prefetch_location() const {
-    return detail::range_location(address(), size_bytes(),
+    return detail::range_location(address(), this->size_bytes(),
                                   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
                                   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID);
   }
-
- private:
-  T* data_;
-  std::size_t size_;
-  std::shared_ptr<const detail::context_owner> context_;
 };
 
 static_assert(!std::is_copy_constructible_v<managed_buffer<int>> &&

@@ -119,7 +119,8 @@ struct driver_table {
   decltype(&::cuFuncSetCacheConfig) cuFuncSetCacheConfig;
   decltype(&::cuLaunchKernel) cuLaunchKernel;
   decltype(&::cuLaunchKernelEx) cuLaunchKernelEx;
-  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) cuOccupancyMaxActiveBlocksPerMultiprocessor;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor)
+      cuOccupancyMaxActiveBlocksPerMultiprocessor;
   decltype(&::cuOccupancyMaxPotentialBlockSize) cuOccupancyMaxPotentialBlockSize;
   decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters;
   decltype(&::cuLibraryLoadData) cuLibraryLoadData;
