@@ -42,6 +42,10 @@ using Lock = std::unique_lock<std::mutex>;
 /// enqueues (sched.cpp takes it); code 0 when there is none.
 [[nodiscard]] Fault& pending_async_fault() noexcept;
 
+/// Runs the destructors of user objects whose last reference went during the call
+/// (user_object.hpp); every export runs it after releasing the state lock.
+void run_deferred_destructors() noexcept;
+
 /// The prologue of an export that needs no state lock: CUDA_SUCCESS to go on, else the injected
 /// fault (sync) or CUDA_ERROR_NOT_PERMITTED inside a host function.
 [[nodiscard]] inline CUresult prologue(Sym sym) noexcept {
@@ -71,6 +75,7 @@ template <bool kAsync, class Body>
     AsyncScope(const AsyncScope&) = delete;
     AsyncScope& operator=(const AsyncScope&) = delete;
   };
+  CUresult result = CUDA_SUCCESS;
   try {
     State& s = state();
     Lock lock(s.mutex);
@@ -79,15 +84,17 @@ template <bool kAsync, class Body>
     }
     const AsyncScope scope(fault);
     if constexpr (std::is_invocable_v<Body&, State&, Lock&>) {
-      return body(s, lock);
+      result = body(s, lock);
     } else {
-      return body(s);
+      result = body(s);
     }
   } catch (const std::bad_alloc&) {
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    result = CUDA_ERROR_OUT_OF_MEMORY;
   } catch (...) {
-    return CUDA_ERROR_UNKNOWN;
+    result = CUDA_ERROR_UNKNOWN;
   }
+  run_deferred_destructors();  // outside the lock
+  return result;
 }
 
 }  // namespace detail

@@ -6,6 +6,8 @@
 
 #include "api.hpp"
 #include "faults.hpp"
+#include "graph.hpp"
+#include "launch.hpp"
 #include "prologue.hpp"
 #include "state.hpp"
 
@@ -109,6 +111,17 @@ size_t reclaimed_handles(swcu_handle_kind kind_arg) {
   return s.reclaimed[static_cast<size_t>(kind)];
 }
 
+int control_set_conditional(CUgraphConditionalHandle handle, unsigned value) {
+  const char* why = "";
+  const int r = swcu::set_conditional(handle, value, why);
+  try {
+    last_error_message() = r == 0 ? "" : why;
+  } catch (...) {
+    last_error_message().clear();
+  }
+  return r;
+}
+
 const swcu_control kTable = {
     sizeof(swcu_control),
     SWCU_CONTROL_VERSION,
@@ -124,6 +137,11 @@ const swcu_control kTable = {
     last_error,
     context_stack_depth,
     reclaimed_handles,
+    swcu::register_kernel,
+    swcu::launch_log_size,
+    swcu::launch_log_entry,
+    swcu::clear_launch_log,
+    control_set_conditional,
 };
 
 }  // namespace

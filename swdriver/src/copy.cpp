@@ -11,10 +11,13 @@
 // Pageable host memory (not allocated or registered with the driver) as the source of an Async
 // copy is staged at the call, as the driver documents; copies between two host buffers are
 // synchronous even when Async.
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "capture.hpp"
 #include "memory.hpp"
 
 namespace swcu {
@@ -153,6 +156,11 @@ CUresult submit(State& s, Lock& lock, Queue& q, Op op, bool wait) {
   return take_error(q);
 }
 
+// What a stream capture records for a copy (capture.hpp).
+CopyShape shape_of(const Copy& c) {
+  return {c.dst.address, c.src.address, c.dst.pitch, c.src.pitch, c.width, c.height};
+}
+
 // Every copy: `check` validates the sides (and may fill in their spaces).
 template <class Check>
 CUresult copy(Sym sym, Mode mode, NullStream null, CUstream stream, Copy c, Check check) {
@@ -160,6 +168,7 @@ CUresult copy(Sym sym, Mode mode, NullStream null, CUstream stream, Copy c, Chec
     std::shared_ptr<Queue> q;
     if (const CUresult r = queue_for(s, mode, null, stream, q)) return r;
     if (const CUresult r = check(s, c)) return r;
+    if (const auto r = capture_copy(s, *q, mode == Mode::sync, shape_of(c))) return *r;
     const bool host_to_host = c.dst.space != Space::device && c.src.space != Space::device;
     const bool wait = mode == Mode::sync || host_to_host;
     if (!wait && c.src.space == Space::pageable && c.bytes() != 0 && !runs_at_once(*q)) stage(c);
@@ -199,11 +208,22 @@ CUresult peer_side(State& s, Side& side, std::size_t bytes, Mode mode, CUcontext
   return CUDA_SUCCESS;
 }
 
+// The synchronous form runs in the destination context's default stream, so it needs no current
+// context; the Async form runs in its stream. Neither needs peer access: the driver stages such
+// copies.
 CUresult copy_peer(Sym sym, Mode mode, NullStream null, CUstream stream, CUdeviceptr dst,
                    CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, std::size_t bytes) {
-  return copy(sym, mode, null, stream, linear(dst, src, bytes), [=](State& s, Copy& c) -> CUresult {
+  return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
+    std::shared_ptr<Queue> q;
+    if (mode == Mode::async) {
+      if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
+    }
+    Copy c = linear(dst, src, bytes);
     if (const CUresult r = peer_side(s, c.dst, bytes, mode, dst_ctx)) return r;
-    return peer_side(s, c.src, bytes, mode, src_ctx);
+    if (const CUresult r = peer_side(s, c.src, bytes, mode, src_ctx)) return r;
+    if (mode == Mode::sync) q = default_queue(s, *s.context(dst_ctx), null).shared_from_this();
+    if (const auto r = capture_copy(s, *q, mode == Mode::sync, shape_of(c))) return *r;
+    return submit(s, lock, *q, copy_op(c), mode == Mode::sync);
   });
 }
 
@@ -271,6 +291,9 @@ CUresult memset(Sym sym, Mode mode, NullStream null, CUstream stream, CUdevicept
     if (*span != 0 && find_range(s, dst, *span, access_for(mode)) == nullptr) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    const std::size_t fill_pitch = height > 1 ? pitch : row;
+    const FillShape fill{dst, fill_pitch, value, static_cast<unsigned>(size), width, height};
+    if (const auto r = capture_fill(s, *q, mode == Mode::sync, fill)) return *r;
     Op op;
     op.bytes = row * height;
     if (*span != 0) {

@@ -1,5 +1,7 @@
 // Events: records in stream order, queries, synchronization and simulated elapsed time.
 #include "api.hpp"
+#include "capture.hpp"
+#include "ipc.hpp"
 #include "memory.hpp"
 #include "sched.hpp"
 
@@ -39,10 +41,12 @@ CUresult record(Sym sym, NullStream null, CUevent event, CUstream stream, unsign
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
     if (q->ctx != e->ctx) return CUDA_ERROR_INVALID_HANDLE;  // as documented
+    if (const auto r = capture_record(s, *q, *e, flags)) return *r;
     // CU_EVENT_RECORD_EXTERNAL is only valid during stream capture.
     if (flags != CU_EVENT_RECORD_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
     Op op;
     op.kind = OpKind::record;
+    if (e->ipc) prepare_ipc_record(e->ipc, op);  // publishes to other processes when it runs
     e->recorded = push(s, *q, std::move(op));
     kick(s, lock);  // may release the lock: `e` is not used after this
     return CUDA_SUCCESS;
@@ -55,6 +59,8 @@ CUresult elapsed(Sym sym, float* ms, CUevent start_handle, CUevent end_handle) {
     Event* end = nullptr;
     if (const CUresult r = find_event(s, start_handle, start)) return r;
     if (const CUresult r = find_event(s, end_handle, end)) return r;
+    if (const CUresult r = captured_event_check(s, *start)) return r;
+    if (const CUresult r = captured_event_check(s, *end)) return r;
     if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) != 0) {
       return CUDA_ERROR_INVALID_HANDLE;
@@ -90,7 +96,12 @@ CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
     if ((Flags & CU_EVENT_INTERPROCESS) != 0 && (Flags & CU_EVENT_DISABLE_TIMING) == 0) {
       return CUDA_ERROR_INVALID_VALUE;  // interprocess events must disable timing
     }
-    Event* const e = s.registry(SWCU_EVENT).add(std::make_unique<Event>(ctx, Flags));
+    auto event = std::make_unique<Event>(ctx, Flags);
+    if ((Flags & CU_EVENT_INTERPROCESS) != 0) {  // its state lives in shared memory (ipc.hpp)
+      event->ipc = swcu::create_ipc_event();
+      if (!event->ipc) return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    Event* const e = s.registry(SWCU_EVENT).add(std::move(event));
     *phEvent = reinterpret_cast<CUevent>(e);
     return CUDA_SUCCESS;
   });
@@ -122,6 +133,10 @@ CUresult cuEventQuery(CUevent hEvent) {
   return call(Sym::cuEventQuery, [=](State& s) -> CUresult {
     Event* e = nullptr;
     if (const CUresult r = swcu::find_event(s, hEvent, e)) return r;
+    if (const CUresult r = swcu::captured_event_check(s, *e)) return r;
+    if (e->ipc && swcu::recorded_elsewhere(*e->ipc)) {  // by another process
+      return swcu::remote_record_done(*e->ipc) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    }
     if (!e->recorded) return CUDA_SUCCESS;
     if (!e->recorded->done) return CUDA_ERROR_NOT_READY;
     return swcu::take_record_error(*e->recorded);
@@ -132,6 +147,10 @@ CUresult cuEventSynchronize(CUevent hEvent) {
   return call(Sym::cuEventSynchronize, [=](State& s, Lock& lock) -> CUresult {
     Event* e = nullptr;
     if (const CUresult r = swcu::find_event(s, hEvent, e)) return r;
+    if (const CUresult r = swcu::captured_event_check(s, *e)) return r;
+    if (e->ipc && swcu::recorded_elsewhere(*e->ipc)) {  // by another process
+      return swcu::wait_remote_record(lock, e->ipc);
+    }
     if (!e->recorded) return CUDA_SUCCESS;
     const std::shared_ptr<swcu::Completion> recorded = e->recorded;
     const CUcontext ctx = e->ctx->handle();

@@ -5,6 +5,7 @@
 #include "api.hpp"
 #include "config.hpp"
 #include "control.hpp"
+#include "launch.hpp"
 
 namespace swcu {
 namespace {
@@ -22,7 +23,7 @@ extern "C" {
 
 CUresult cuInit(unsigned int Flags) {
   using namespace swcu;
-  return call_uninitialized(Sym::cuInit, [Flags](State& s) -> CUresult {
+  return call_uninitialized(Sym::cuInit, [Flags](State& s, Lock& lock) -> CUresult {
     const Config& c = config();
     if (!c.error.empty()) {
       report(c.error);
@@ -35,6 +36,13 @@ CUresult cuInit(unsigned int Flags) {
       s.env_faults_installed = true;
     }
     if (c.devices == 0) return CUDA_ERROR_NO_DEVICE;
+    if (!s.initialized.load(std::memory_order_relaxed)) {
+      // SWCUDA_KERNELS plug-ins, without the lock (they call the control API); once.
+      lock.unlock();
+      const CUresult plugins = load_kernel_plugins();
+      lock.lock();
+      if (plugins != CUDA_SUCCESS) return plugins;
+    }
     if (!s.initialized.load(std::memory_order_relaxed)) {
       s.devices.assign(static_cast<std::size_t>(c.devices), Device{});
       s.initialized.store(true, std::memory_order_release);

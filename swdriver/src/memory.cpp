@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
 
 #include "config.hpp"
+#include "ipc.hpp"
 
 namespace swcu {
 namespace {
@@ -55,9 +55,12 @@ swcu_handle_kind kind_of(Allocation::Memory memory) noexcept {
 }
 
 // A new allocation of `bytes` (> 0) of owned memory; nullptr when it cannot be mapped.
-std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory, std::size_t bytes) {
+// `shareable`: memory other processes can map (cuMemAlloc's, for cuIpcGetMemHandle).
+std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory, std::size_t bytes,
+                                           bool shareable = false) {
   auto a = std::make_unique<Allocation>(kind_of(memory), memory);
-  a->mapping = map_memory(bytes, a->mapping_size);
+  a->mapping = shareable ? map_shareable_memory(bytes, a->mapping_size, a->fd)
+                         : map_memory(bytes, a->mapping_size);
   if (a->mapping == nullptr) return nullptr;
   a->base = reinterpret_cast<std::uintptr_t>(a->mapping);
   a->size = bytes;
@@ -92,7 +95,7 @@ std::optional<std::size_t> charge(State& s, int device, std::size_t bytes) noexc
 CUresult allocate_device(State& s, Context& ctx, std::size_t bytes, CUdeviceptr* out) {
   const auto charged = charge(s, ctx.device, bytes);
   if (!charged) return CUDA_ERROR_OUT_OF_MEMORY;  // nothing touched
-  auto a = new_allocation(s, Allocation::Memory::device, bytes);
+  auto a = new_allocation(s, Allocation::Memory::device, bytes, true);
   if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
   a->ctx = &ctx;
   a->device = ctx.device;
@@ -433,6 +436,8 @@ CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::
 void Allocation::release() noexcept {
   if (mapping != nullptr) munmap(mapping, mapping_size);
   mapping = nullptr;
+  if (fd >= 0) close(fd);
+  fd = -1;
   pages.clear();
   pages.shrink_to_fit();
   pool.reset();
@@ -613,15 +618,15 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInByt
 
 // Device and managed memory, at its base address. Stream-ordered allocations are freed at once
 // (no implicit synchronization, as documented); others after the owning context's work is done.
+// Like the real driver, this finds the allocation by its address and needs no current context.
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return call(Sym::cuMemFree_v2, [=](State& s, swcu::Lock& lock) -> CUresult {
-    Context* ctx = nullptr;
-    if (const CUresult r = swcu::current_context(s, ctx)) return r;
     Allocation* a = swcu::find_allocation(s, dptr);
     if (a == nullptr || a->base != dptr || a->kind != SWCU_DEVICE_ALLOCATION ||
         a->stage == Allocation::Stage::freeing) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    if (a->ctx != nullptr && a->ctx->sticky_error != CUDA_SUCCESS) return a->ctx->sticky_error;
     if (a->ctx != nullptr) {
       swcu::drain_context(s, lock, *a->ctx);
       a = swcu::find_allocation(s, dptr);  // host functions ran without the lock

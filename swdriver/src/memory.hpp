@@ -75,6 +75,9 @@ struct Allocation final : Object {
   std::size_t size = 0;
   void* mapping = nullptr;  ///< owned memory (nullptr for registrations)
   std::size_t mapping_size = 0;
+  /// The memfd behind `mapping` for cuMemAlloc memory, which other processes open to map it
+  /// (ipc.hpp); -1 for memory no other process can map.
+  int fd = -1;
   Context* ctx = nullptr;  ///< the owning context; nullptr for stream-ordered allocations
   int device = 0;
   unsigned int flags = 0;  ///< host-alloc, registration or managed attach flags

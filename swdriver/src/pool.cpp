@@ -5,9 +5,9 @@
 // reserved; freed memory stays reserved until a stream, event or context synchronize releases
 // what exceeds the release threshold (default 0), or cuMemPoolTrimTo. The memory of each
 // allocation is its own mapping: reuse is accounted, not simulated.
-#include <algorithm>
 #include <cstring>
 
+#include "capture.hpp"
 #include "config.hpp"
 #include "memory.hpp"
 
@@ -184,6 +184,7 @@ CUresult alloc_async(Sym sym, NullStream null, CUdeviceptr* dptr, std::size_t by
     } else {
       pool = current_pool(s, q->device);
     }
+    if (const auto r = capture_alloc(s, *q, bytes, pool->device, dptr)) return *r;
     return allocate_from_pool(s, lock, pool, *q, bytes, dptr);
   });
 }
@@ -193,6 +194,7 @@ CUresult free_async(Sym sym, NullStream null, CUdeviceptr dptr, CUstream stream)
   return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
+    if (const auto r = capture_free(s, *q, dptr)) return *r;
     Allocation* const a = find_allocation(s, dptr);
     if (a == nullptr || a->base != dptr || !a->pool || a->stage == Allocation::Stage::freeing) {
       return CUDA_ERROR_INVALID_VALUE;

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "config.hpp"
+#include "graph.hpp"
 #include "memory.hpp"
+#include "module.hpp"
 
 namespace swcu {
 namespace {
@@ -16,6 +18,18 @@ class HostFunctionScope {
   HostFunctionScope(const HostFunctionScope&) = delete;
   HostFunctionScope& operator=(const HostFunctionScope&) = delete;
 };
+
+// Calls a host function or callback. An exception escaping it (through the C ABI) ends the
+// process, as it would on a driver thread.
+void invoke(CUhostFn fn, CUstreamCallback callback, CUstream handle, CUresult status,
+            void* data) noexcept {
+  const HostFunctionScope scope;
+  if (callback != nullptr) {
+    callback(handle, status, data);
+  } else {
+    fn(data);
+  }
+}
 
 bool runnable(const Queue& q) noexcept {
   if (q.running || q.ops.empty()) return false;
@@ -82,6 +96,8 @@ void run_head(State& s, Lock& lock, Queue& q) {
       }
       break;
     case OpKind::record:
+      if (op.work) (void)op.work(s);  // an interprocess event publishes its record (ipc.cpp)
+      break;
     case OpKind::wait: break;
   }
   if (host) {
@@ -93,14 +109,7 @@ void run_head(State& s, Lock& lock, Queue& q) {
     const CUresult status = error != CUDA_SUCCESS ? error : broken;
     q.running = true;
     lock.unlock();
-    {
-      const HostFunctionScope scope;
-      if (callback != nullptr) {
-        callback(handle, status, data);
-      } else {
-        fn(data);
-      }
-    }
+    invoke(fn, callback, handle, status, data);
     lock.lock();
     q.running = false;
     if (c->done) {  // the context was destroyed meanwhile: the queue was emptied
@@ -296,6 +305,8 @@ CUresult take_error(Queue& q) noexcept {
 }
 
 void reclaim_context(State& s, Context& ctx) noexcept {
+  reclaim_modules(s, ctx);  // first: their globals leave the address map before memory goes
+  reclaim_graphs(s, ctx);   // captures, executable graphs and graphs (graph.hpp)
   for (const void* h : s.registry(SWCU_STREAM).handles_if([&ctx](const Object& o) {
          return static_cast<const Stream&>(o).queue->ctx == &ctx;
        })) {
@@ -321,6 +332,9 @@ void reclaim_context(State& s, Context& ctx) noexcept {
   ctx.legacy = nullptr;
   ctx.per_thread.clear();
   ctx.sticky_error = CUDA_SUCCESS;
+  std::erase_if(s.peer_access, [&ctx](const auto& pair) {  // in either direction (peer.cpp)
+    return pair.first == ctx.id || pair.second == ctx.id;
+  });
   s.progress.notify_all();
 }
 

@@ -80,6 +80,8 @@ struct Queue : std::enable_shared_from_this<Queue> {
   std::shared_ptr<AsyncError> error;  ///< the first unreported asynchronous error
   /// A per-thread default stream's thread.
   std::thread::id thread;
+  /// The stream capture it takes part in (capture.hpp); nullptr when it does not capture.
+  std::shared_ptr<struct Capture> capture;
 
   /// Takes part in the legacy default stream's barrier (not a CU_STREAM_NON_BLOCKING stream).
   [[nodiscard]] bool blocking() const noexcept { return (flags & CU_STREAM_NON_BLOCKING) == 0; }
@@ -93,13 +95,22 @@ struct Stream final : Object {
   std::shared_ptr<Queue> queue;
 };
 
+struct IpcEvent;  // ipc.hpp
+
 /// An event handle (SWCU_EVENT).
 struct Event final : Object {
   Event(Context* c, unsigned int f) noexcept : Object(SWCU_EVENT), ctx(c), flags(f) {}
-  void release() noexcept override { recorded.reset(); }
+  void release() noexcept override {
+    recorded.reset();
+    ipc.reset();
+  }
   Context* ctx;  ///< live while the event is (events are reclaimed with their context)
   unsigned int flags;
   std::shared_ptr<Completion> recorded;  ///< the last record; nullptr before the first
+  /// The state an interprocess event shares with other processes (ipc.hpp); else nullptr.
+  std::shared_ptr<IpcEvent> ipc;
+  /// Its last record was made in a capturing stream (capture.hpp); else nullptr.
+  std::shared_ptr<struct CapturedRecord> captured;
 };
 
 /// Which default stream a NULL stream handle means for the export being called.

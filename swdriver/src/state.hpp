@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -133,6 +134,9 @@ struct State {
   std::map<std::uintptr_t, Allocation*> address_map;
   /// The devices' default memory pools (not handles a program owns, so not in a registry).
   std::vector<std::unique_ptr<Object>> default_pools;
+  /// Peer access enabled with cuCtxEnablePeerAccess, as (context id, peer context id) pairs;
+  /// the pairs of a context go when it is destroyed or reset (peer.cpp).
+  std::set<std::pair<unsigned long long, unsigned long long>> peer_access;
 
   [[nodiscard]] Registry& registry(swcu_handle_kind kind) noexcept {
     return registries[static_cast<std::size_t>(kind)];

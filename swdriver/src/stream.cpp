@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "api.hpp"
+#include "capture.hpp"
+#include "ipc.hpp"
 #include "memory.hpp"
 #include "sched.hpp"
 
@@ -37,6 +39,7 @@ CUresult destroy(Sym sym, CUstream handle) {
     if (stream == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     Queue& q = *stream->queue;
     if (q.ctx->sticky_error != CUDA_SUCCESS) return q.ctx->sticky_error;
+    capture_stream_destroyed(s, q);
     q.destroyed = true;
     if (q.idle()) {
       std::erase_if(q.ctx->queues, [&q](const std::shared_ptr<Queue>& p) { return p.get() == &q; });
@@ -50,6 +53,7 @@ CUresult synchronize(Sym sym, NullStream null, CUstream handle) {
   return call(sym, [=](State& s, Lock& lock) -> CUresult {
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, handle, null, q)) return r;
+    if (const CUresult r = capture_sync_check(s, *q)) return r;
     drain(s, lock, *q);
     release_pool_memory(s);                      // as documented for pools' release thresholds
     if (q->ctx == nullptr) return CUDA_SUCCESS;  // its context was destroyed meanwhile
@@ -62,6 +66,7 @@ CUresult query(Sym sym, NullStream null, CUstream handle) {
   return call(sym, [=](State& s) -> CUresult {
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, handle, null, q)) return r;
+    if (const CUresult r = capture_sync_check(s, *q)) return r;
     if (!queue_done(*q)) return CUDA_ERROR_NOT_READY;
     return take_error(*q);
   });
@@ -73,8 +78,12 @@ CUresult wait_event(Sym sym, NullStream null, CUstream handle, CUevent event, un
     if (const CUresult r = resolve_stream(s, handle, null, q)) return r;
     const Event* const e = s.find<Event>(SWCU_EVENT, event);
     if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (const auto r = capture_wait(s, *q, *e, flags)) return *r;
     // CU_EVENT_WAIT_EXTERNAL is only valid during stream capture.
     if (flags != CU_EVENT_WAIT_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
+    // A record made by another process (ipc.hpp) is waited for here, so that the stream's later
+    // work is enqueued after it completed.
+    if (e->ipc && recorded_elsewhere(*e->ipc)) return wait_remote_record(lock, e->ipc);
     Op op;
     op.kind = OpKind::wait;
     if (e->recorded && !e->recorded->done) op.deps.push_back(e->recorded);
@@ -140,6 +149,7 @@ CUresult launch_host_func(Sym sym, NullStream null, CUstream handle, CUhostFn fn
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, handle, null, q)) return r;
     if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (const auto r = capture_host_function(s, *q, fn, data)) return *r;
     Op op;
     op.kind = OpKind::host_function;
     op.host_function = fn;
@@ -155,6 +165,7 @@ CUresult add_callback(Sym sym, NullStream null, CUstream handle, CUstreamCallbac
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, handle, null, q)) return r;
     if (callback == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (const auto r = capture_other(s, *q)) return *r;
     Op op;
     op.kind = OpKind::callback;
     op.callback = callback;

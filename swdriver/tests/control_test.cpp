@@ -13,6 +13,9 @@ TEST_SUITE("control API") {
     const swcu_control& ctl = swt::control();
     CHECK(ctl.struct_size >= sizeof(swcu_control));
     CHECK(ctl.version == SWCU_CONTROL_VERSION);
+    CHECK(ctl.version >= 2);  // reclaimed_handles
+    CHECK(ctl.reclaimed_handles(swt::invalid_enum<swcu_handle_kind>(-1)) == 0);
+    CHECK(ctl.reclaimed_handles(SWCU_HANDLE_KIND_COUNT) == 0);
     const void* table = reinterpret_cast<const void*>(0x1);
     CUuuid other{};
     std::memcpy(other.bytes, "not-the-control!", sizeof other.bytes);

@@ -91,6 +91,24 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
+  TEST_CASE_FIXTURE(swt::DriverTest, "memory is freed by its address with any context current") {
+    const CUcontext first = create_context();
+    const CUdeviceptr a = allocate(64);
+    const CUdeviceptr b = allocate(64);
+    void* pinned = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 64, 0));
+    const CUcontext second = create_context();
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(a));  // another context is current
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    CHECK(ctl.context_stack_depth() == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(b));  // none is
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
+    CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(second));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(first));
+  }
+
   TEST_CASE_FIXTURE(swt::DriverTest, "allocation arguments are validated") {
     CUdeviceptr p = 77;
     SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&p, 16), CUDA_ERROR_INVALID_CONTEXT);

@@ -21,7 +21,7 @@ extern "C" {
 static const CUuuid SWCU_CONTROL_TABLE_ID = {
     {'s', 'w', 'c', 'u', 'd', 'a', '-', 'c', 'o', 'n', 't', 'r', 'o', 'l', '-', '1'}};
 
-#define SWCU_CONTROL_VERSION 2
+#define SWCU_CONTROL_VERSION 4
 
 /* Kinds of live handles the driver accounts for. */
 typedef enum swcu_handle_kind {
@@ -49,6 +49,27 @@ typedef struct swcu_call_count {
   const char* base_name;    /* name without ABI suffix, e.g. "cuMemAlloc" */
   unsigned long long calls; /* calls since start or the last reset_call_counts() */
 } swcu_call_count;
+
+/* One kernel launch, as the launch log records it and a registered host function sees it.
+ * Every pointer stays valid until clear_launch_log() (for a host function: while it runs). */
+typedef struct swcu_launch {
+  const char* kernel; /* entry name (mangled for C++ kernels) */
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned cluster[3];         /* {1,1,1} unless a cluster attribute was given */
+  unsigned shared_bytes;       /* dynamic shared memory per block */
+  int cooperative;             /* 1 for cuLaunchCooperativeKernel or the attribute */
+  int priority;                /* the priority attribute, else the stream's */
+  CUstream stream;             /* as passed to the launch (NULL: the default stream) */
+  size_t param_count;          /* 0 when the layout is unknown (a buffer from `extra`) */
+  const size_t* param_offsets; /* param_count offsets into `params` */
+  const size_t* param_sizes;   /* param_count sizes */
+  const unsigned char* params; /* the packed parameter buffer */
+  size_t params_size;
+} swcu_launch;
+
+/* A host function standing in for a kernel: runs once per launch, in stream order. */
+typedef void (*swcu_kernel_fn)(const swcu_launch* launch, void* user);
 
 typedef struct swcu_control {
   size_t struct_size; /* sizeof(swcu_control) of the driver that filled it */
@@ -99,6 +120,29 @@ typedef struct swcu_control {
    * process started. They no longer count as live; a program that relies on this usually leaks
    * them. */
   size_t (*reclaimed_handles)(swcu_handle_kind kind);
+
+  /* Version 3 and later: kernels. */
+
+  /* Registers `fn` (with `user`) as the host function that runs for each launch of the kernel
+   * `name` (the entry name, mangled for C++ kernels), replacing any earlier one; fn NULL
+   * removes it. It runs in stream order, without the driver's lock: driver calls made from it
+   * return CUDA_ERROR_NOT_PERMITTED (control calls work). A launch of a kernel without one is
+   * logged and completes, with a one-time note on stderr. Returns 0 (-1 for a NULL name). */
+  int (*register_kernel)(const char* name, swcu_kernel_fn fn, void* user);
+  /* Launches recorded since the last clear_launch_log(), in the order they were made. */
+  size_t (*launch_log_size)(void);
+  /* Copies entry `index` into *out; 0, or -1 if out of range (or out is NULL). Its pointers
+   * stay valid until clear_launch_log(). */
+  int (*launch_log_entry)(size_t index, swcu_launch* out);
+  void (*clear_launch_log)(void);
+
+  /* Version 4 and later: graphs. */
+
+  /* Sets the value of a conditional handle (cuGraphConditionalHandleCreate) for the graph
+   * launch in progress, as cudaGraphSetConditional does in device code: for a host node or an
+   * emulated kernel of that launch, on the thread that runs it. Returns 0, or -1 (with a
+   * message in last_error()) when the calling thread runs no graph launch with that handle. */
+  int (*set_conditional)(CUgraphConditionalHandle handle, unsigned int value);
 } swcu_control;
 
 #ifdef __cplusplus

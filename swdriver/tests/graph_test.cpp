@@ -1,0 +1,1488 @@
+// CUDA graphs on the software driver: building, instantiating, launching, updating, capturing,
+// user objects, conditional and memory nodes, DOT output.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <numeric>
+#include <swcuda/emulation.hpp>
+#include <thread>
+#include <vector>
+
+#include "graph_support.hpp"
+
+namespace {
+
+using swt::api;
+using swt::gr;
+
+void saxpy(const swcu_launch* launch, void*) {
+  const auto a = swcuda::param<float>(*launch, 0);
+  const auto* x = swcuda::param<const float*>(*launch, 1);
+  auto* y = swcuda::param<float*>(*launch, 2);
+  const auto n = swcuda::param<int>(*launch, 3);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(block.x * launch->block[0] + thread.x);
+    if (i < n) y[i] = a * x[i] + y[i];
+  });
+}
+
+// Host functions that append their number to a list (the order nodes run in).
+struct Order {
+  std::vector<int> seen;
+  struct Mark {
+    Order* order;
+    int value;
+  };
+  std::vector<Mark> marks = std::vector<Mark>(64);
+  Mark* mark(int value) {
+    marks[static_cast<std::size_t>(value)] = {this, value};
+    return &marks[static_cast<std::size_t>(value)];
+  }
+  static void CUDA_CB run(void* data) {
+    auto* m = static_cast<Mark*>(data);
+    m->order->seen.push_back(m->value);
+  }
+};
+
+void CUDA_CB count(void* data) { ++*static_cast<int*>(data); }
+
+struct GraphTest : swt::ModuleTest {
+  GraphTest() : m(load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")))) {
+    REQUIRE(ctl.register_kernel("saxpy", &saxpy, nullptr) == 0);
+    stream = swt::create_stream();
+  }
+  ~GraphTest() {
+    ctl.register_kernel("saxpy", nullptr, nullptr);
+    api().cuStreamDestroy_v2(stream);
+  }
+  GraphTest(const GraphTest&) = delete;
+  GraphTest& operator=(const GraphTest&) = delete;
+
+  CUdeviceptr alloc(std::size_t bytes) {
+    CUdeviceptr d = 0;
+    SWT_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&d, bytes));
+    return d;
+  }
+  std::vector<unsigned> read32(CUdeviceptr d, std::size_t count) {
+    std::vector<unsigned> out(count);
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoH_v2(out.data(), d, count * 4));
+    return out;
+  }
+  void run(CUgraphExec e) {
+    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, stream));
+    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+  }
+  // A saxpy kernel node: y = a * x + y over n floats.
+  CUDA_KERNEL_NODE_PARAMS saxpy_params(void** args, unsigned n) {
+    CUDA_KERNEL_NODE_PARAMS p{};
+    p.func = function(m, "saxpy");
+    p.gridDimX = (n + 63) / 64;
+    p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = 64;
+    p.blockDimY = p.blockDimZ = 1;
+    p.kernelParams = args;
+    return p;
+  }
+
+  CUmodule m;
+  CUstream stream = nullptr;
+};
+
+}  // namespace
+
+TEST_SUITE("graph") {
+  TEST_CASE_FIXTURE(GraphTest, "a graph is a DAG: nodes, roots, edges and dependencies") {
+    const auto& g = gr();
+    CUgraph graph = nullptr;
+    SWT_CHECK_RESULT(g.cuGraphCreate(&graph, 1), CUDA_ERROR_INVALID_VALUE);
+    graph = swt::create_graph();
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 1);
+    const CUgraphNode top = swt::add_empty(graph);
+    const CUgraphNode left = swt::add_empty(graph, {top});
+    const CUgraphNode right = swt::add_empty(graph, {top});
+    const CUgraphNode bottom = swt::add_empty(graph, {left, right});
+    CHECK(swt::nodes_of(graph) == std::vector{top, left, right, bottom});
+    CHECK(swt::type_of(bottom) == CU_GRAPH_NODE_TYPE_EMPTY);
+
+    std::size_t n = 0;
+    SWT_CHECK_RESULT(g.cuGraphGetRootNodes(graph, nullptr, &n), CUDA_SUCCESS);
+    CHECK(n == 1);
+    CUgraphNode roots[3] = {left, left, left};
+    n = 3;
+    SWT_CHECK_RESULT(g.cuGraphGetRootNodes(graph, roots, &n), CUDA_SUCCESS);
+    CHECK(n == 1);
+    CHECK(roots[0] == top);
+    CHECK(roots[1] == nullptr);  // the rest of the array is cleared
+
+    using Edge = std::pair<CUgraphNode, CUgraphNode>;
+    CHECK(swt::edges_of(graph) ==
+          std::vector<Edge>{{top, left}, {top, right}, {left, bottom}, {right, bottom}});
+    CUgraphNode from[4], to[4];
+    CUgraphEdgeData data[4];
+    std::memset(data, 0xff, sizeof data);
+    n = 4;
+    SWT_CHECK_RESULT(g.cuGraphGetEdges(graph, from, to, data, &n), CUDA_SUCCESS);
+    CHECK(n == 4);
+    CHECK(data[2].type == 0);  // default edges: zeroed data
+    CHECK(data[3].to_port == 0);
+    n = 4;
+    SWT_CHECK_RESULT(g.cuGraphGetEdges_v1(graph, from, nullptr, &n), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphGetEdges(graph, nullptr, nullptr, data, &n),
+                     CUDA_ERROR_INVALID_VALUE);
+
+    CUgraphNode deps[2];
+    n = 2;
+    SWT_CHECK_RESULT(g.cuGraphNodeGetDependencies(bottom, deps, nullptr, &n), CUDA_SUCCESS);
+    CHECK(std::vector<CUgraphNode>(deps, deps + n) == std::vector{left, right});
+    n = 2;
+    SWT_CHECK_RESULT(g.cuGraphNodeGetDependentNodes_v1(top, deps, &n), CUDA_SUCCESS);
+    CHECK(std::vector<CUgraphNode>(deps, deps + n) == std::vector{left, right});
+    n = 0;
+    SWT_CHECK_RESULT(g.cuGraphNodeGetDependencies_v1(top, nullptr, &n), CUDA_SUCCESS);
+    CHECK(n == 0);
+
+    // Edges: an existing one, a cycle, a node of another graph, a duplicate dependency.
+    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &left, nullptr, 1),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphAddDependencies_v1(graph, &bottom, &top, 1),
+                     CUDA_ERROR_INVALID_VALUE);
+    CUgraph other = swt::create_graph();
+    const CUgraphNode stranger = swt::add_empty(other);
+    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &stranger, &bottom, nullptr, 1),
+                     CUDA_ERROR_INVALID_VALUE);
+    const CUgraphNode twice[] = {top, top};
+    CUgraphNode out = nullptr;
+    SWT_CHECK_RESULT(g.cuGraphAddEmptyNode(&out, graph, twice, 2), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphAddEmptyNode(&out, graph, &stranger, 1), CUDA_ERROR_INVALID_VALUE);
+    CUgraphEdgeData programmatic{};
+    programmatic.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, &programmatic, 1),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, nullptr, 1), CUDA_SUCCESS);
+    CHECK(swt::edges_of(graph).size() == 5);
+    SWT_CHECK_RESULT(g.cuGraphRemoveDependencies_v1(graph, &top, &bottom, 1), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &top, &bottom, nullptr, 1),
+                     CUDA_ERROR_INVALID_VALUE);  // gone already
+    CHECK(swt::edges_of(graph).size() == 4);
+
+    // Destroying a node severs its edges; its handle is stale.
+    SWT_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_SUCCESS);
+    CHECK(swt::nodes_of(graph) == std::vector{top, right, bottom});
+    CHECK(swt::edges_of(graph) == std::vector<Edge>{{top, right}, {right, bottom}});
+    CUgraphNodeType type{};
+    SWT_CHECK_RESULT(g.cuGraphNodeGetType(left, &type), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_ERROR_INVALID_VALUE);
+
+    SWT_CHECK_RESULT(g.cuGraphDestroy(other), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(g.cuGraphDestroy(graph), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(g.cuGraphDestroy(graph), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphNodeGetType(top, &type), CUDA_ERROR_INVALID_VALUE);
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 0);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "a launch runs the nodes in a topological order and replays") {
+    Order order;
+    CUgraph graph = swt::create_graph();
+    // Created in one order, linked so that they must run in another.
+    const CUgraphNode a = swt::add_host(graph, &Order::run, order.mark(4));
+    const CUgraphNode b = swt::add_host(graph, &Order::run, order.mark(1));
+    const CUgraphNode c = swt::add_host(graph, &Order::run, order.mark(2), {b});
+    const CUgraphNode d = swt::add_host(graph, &Order::run, order.mark(3), {b});
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &c, &a, nullptr, 1));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &d, &a, nullptr, 1));
+    const CUgraphNode e = swt::add_host(graph, &Order::run, order.mark(5), {a});
+    (void)e;
+    const CUgraphExec exec = swt::instantiate(graph);
+    CHECK(ctl.live_handles(SWCU_GRAPH_EXEC) == 1);
+    run(exec);
+    CHECK(order.seen == std::vector{1, 2, 3, 4, 5});
+    run(exec);
+    CHECK(order.seen == std::vector{1, 2, 3, 4, 5, 1, 2, 3, 4, 5});
+    // The graph may change after instantiation without touching the executable graph.
+    int extra = 0;
+    (void)swt::add_host(graph, &count, &extra);
+    run(exec);
+    CHECK(extra == 0);
+    // The per-thread stream and the legacy stream launch too.
+    SWT_CHECK_RESULT(gr().cuGraphLaunch_ptsz(exec, nullptr), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(gr().cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(api().cuCtxSynchronize(), CUDA_SUCCESS);
+    CHECK(order.seen.size() == 25);
+    SWT_CHECK_RESULT(gr().cuGraphLaunch(nullptr, stream), CUDA_ERROR_INVALID_VALUE);
+    // A launch is one operation of the stream: the clock moves by one operation.
+    CUevent start = swt::create_event(), stop = swt::create_event();
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(start, stream));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(stop, stream));
+    float ms = 0;
+    SWT_REQUIRE_SUCCESS(api().cuEventElapsedTime_v2(&ms, start, stop));
+    CHECK(ms == doctest::Approx(0.001));
+    api().cuEventDestroy_v2(start);
+    api().cuEventDestroy_v2(stop);
+    SWT_CHECK_RESULT(gr().cuGraphExecDestroy(exec), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(gr().cuGraphExecDestroy(exec), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(gr().cuGraphDestroy(graph), CUDA_SUCCESS);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "memset and memcpy nodes fill and copy memory, 1D and 2D") {
+    constexpr std::size_t n = 64;
+    const CUdeviceptr d = alloc(n * 4);
+    std::vector<unsigned> host(n, 0);
+    CUgraph graph = swt::create_graph();
+    const CUgraphNode fill = swt::add_fill32(graph, d, 0xabcd1234u, n, ctx);
+    const CUgraphNode out = swt::add_copy(graph, swt::address(host.data()), d, n * 4, ctx, {fill});
+    CHECK(swt::type_of(fill) == CU_GRAPH_NODE_TYPE_MEMSET);
+    CHECK(swt::type_of(out) == CU_GRAPH_NODE_TYPE_MEMCPY);
+    CUDA_MEMSET_NODE_PARAMS fp{};
+    SWT_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeGetParams(fill, &fp));
+    CHECK(fp.value == 0xabcd1234u);
+    CHECK(fp.width == n);
+    CUDA_MEMCPY3D cp{};
+    SWT_REQUIRE_SUCCESS(gr().cuGraphMemcpyNodeGetParams(out, &cp));
+    CHECK(cp.WidthInBytes == n * 4);
+    CHECK(cp.srcDevice == d);
+
+    // 2D: rows of 8 bytes out of rows of 16, with explicit memory types.
+    std::vector<unsigned char> rows(4 * 8, 0);
+    CUDA_MEMCPY3D p2{};
+    p2.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    p2.srcDevice = d;
+    p2.srcXInBytes = 4;
+    p2.srcPitch = 16;
+    p2.dstMemoryType = CU_MEMORYTYPE_HOST;
+    p2.dstHost = rows.data();
+    p2.dstPitch = 8;
+    p2.WidthInBytes = 8;
+    p2.Height = 4;
+    p2.Depth = 1;
+    CUgraphNode two_d = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&two_d, graph, &out, 1, &p2, ctx));
+
+    const CUgraphExec exec = swt::instantiate(graph);
+    run(exec);
+    CHECK(host == std::vector<unsigned>(n, 0xabcd1234u));
+    CHECK(rows[0] == 0x34);
+    CHECK(rows[31] == 0xab);
+
+    // Parameters set on the graph apply to the next instantiation.
+    fp.value = 7;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeSetParams(fill, &fp));
+    run(exec);
+    CHECK(host[0] == 0xabcd1234u);
+    const CUgraphExec second = swt::instantiate(graph);
+    run(second);
+    CHECK(host == std::vector<unsigned>(n, 7));
+
+    // What a node refuses.
+    CUgraphNode bad = nullptr;
+    CUDA_MEMSET_NODE_PARAMS odd = fp;
+    odd.elementSize = 3;
+    SWT_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
+                     CUDA_ERROR_INVALID_VALUE);
+    odd = fp;
+    odd.width = n + 1;  // beyond the allocation
+    SWT_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
+                     CUDA_ERROR_INVALID_VALUE);
+    CUDA_MEMCPY3D deep = swt::copy_1d(d, d, 4);
+    deep.Depth = 2;
+    SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &deep, ctx),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    CUDA_MEMCPY3D array = swt::copy_1d(d, d, 4);
+    array.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &array, ctx),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    CUDA_MEMCPY3D nowhere = swt::copy_1d(d, d, 4);
+    nowhere.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    nowhere.srcDevice = 0x1000;
+    SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &nowhere, ctx),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(gr().cuGraphHostNodeGetParams(fill, nullptr), CUDA_ERROR_INVALID_VALUE);
+
+    // Freed memory: the launch fails when it gets there, as on a GPU (sticky).
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(second));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "kernel nodes copy their arguments and run like cuLaunchKernel") {
+    constexpr int n = 100;
+    std::vector<float> x(n), y(n, 1.0f);
+    std::iota(x.begin(), x.end(), 0.0f);
+    CUdeviceptr dx = alloc(n * 4), dy = alloc(n * 4);
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dx, x.data(), n * 4));
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dy, y.data(), n * 4));
+    float a = 2.0f;
+    int count = n;
+    void* args[] = {&a, &dx, &dy, &count};
+    CUgraph graph = swt::create_graph();
+    CUgraphNode k = nullptr;
+    const CUDA_KERNEL_NODE_PARAMS p = saxpy_params(args, n);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&k, graph, nullptr, 0, &p));
+    a = 100.0f;  // the node copied the values
+    CHECK(swt::type_of(k) == CU_GRAPH_NODE_TYPE_KERNEL);
+    CUDA_KERNEL_NODE_PARAMS back{};
+    SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k, &back));
+    CHECK(back.func == p.func);
+    CHECK(back.gridDimX == 2);
+    REQUIRE(back.kernelParams != nullptr);
+    CHECK(*static_cast<float*>(back.kernelParams[0]) == 2.0f);
+    CHECK(*static_cast<int*>(back.kernelParams[3]) == n);
+
+    ctl.clear_launch_log();
+    const CUgraphExec exec = swt::instantiate(graph);
+    CHECK(ctl.launch_log_size() == 0);
+    run(exec);
+    std::vector<float> result(n);
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoH_v2(result.data(), dy, n * 4));
+    for (int i = 0; i < n; ++i)
+      REQUIRE(result[static_cast<std::size_t>(i)] == 2.0f * static_cast<float>(i) + 1.0f);
+    REQUIRE(ctl.launch_log_size() == 1);
+    const swcu_launch logged = last_launch();
+    CHECK(std::string(logged.kernel) == "saxpy");
+    CHECK(logged.grid[0] == 2);
+    CHECK(logged.block[0] == 64);
+    CHECK(logged.stream == stream);
+    run(exec);  // each replay is a launch of its own
+    CHECK(ctl.launch_log_size() == 2);
+
+    // The legacy ABI and a packed buffer through `extra`.
+    struct {
+      float a;
+      int pad;
+      CUdeviceptr x, y;
+      int n;
+    } packed{1.0f, 0, dx, dy, n};
+    std::size_t size = 28;
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    CUDA_KERNEL_NODE_PARAMS_v1 v1{};
+    v1.func = p.func;
+    v1.gridDimX = v1.gridDimY = v1.gridDimZ = 1;
+    v1.blockDimX = v1.blockDimY = v1.blockDimZ = 1;
+    v1.extra = extra;
+    CUgraphNode k1 = nullptr;
+    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode_v1(&k1, graph, nullptr, 0, &v1), CUDA_SUCCESS);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k1, &back));
+    CHECK(back.kernelParams == nullptr);
+    CHECK(back.extra != nullptr);
+
+    // What a kernel node refuses.
+    CUDA_KERNEL_NODE_PARAMS wrong = p;
+    wrong.gridDimX = 0;
+    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                     CUDA_ERROR_INVALID_VALUE);
+    wrong = p;
+    wrong.blockDimX = 2048;
+    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                     CUDA_ERROR_INVALID_VALUE);
+    wrong = p;
+    wrong.func = reinterpret_cast<CUfunction>(&wrong);
+    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                     CUDA_ERROR_INVALID_VALUE);
+    wrong = p;
+    wrong.extra = extra;
+    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                     CUDA_ERROR_INVALID_VALUE);  // both kernelParams and extra
+
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "event nodes record and wait, child graphs and clones are copies") {
+    // An event wait node holds the graph back until the event's work is done.
+    CUstream other = swt::create_stream();
+    swt::Gate gate;
+    gate.start(ctx, other);
+    CUevent e = swt::create_event();
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(e, other));
+    int ran = 0;
+    CUgraph graph = swt::create_graph();
+    CUgraphNode wait = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
+    CHECK(swt::type_of(wait) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    const CUgraphNode host = swt::add_host(graph, &count, &ran, {wait});
+    CUevent done = swt::create_event();
+    CUgraphNode record = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddEventRecordNode(&record, graph, &host, 1, done));
+    CUevent got = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphEventRecordNodeGetEvent(record, &got));
+    CHECK(got == done);
+    const CUgraphExec exec = swt::instantiate(graph);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    CHECK(ran == 0);
+    SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
+    gate.finish();
+    SWT_REQUIRE_SUCCESS(api().cuEventSynchronize(done));
+    CHECK(ran == 1);
+    SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_SUCCESS);
+
+    // A child graph node holds a copy of the child; its graph is a handle of its own.
+    CUgraph child = swt::create_graph();
+    (void)swt::add_host(child, &count, &ran);
+    CUgraphNode child_node = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddChildGraphNode(&child_node, graph, &record, 1, child));
+    (void)swt::add_host(child, &count, &ran);  // not in the node
+    CUgraph embedded = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphChildGraphNodeGetGraph(child_node, &embedded));
+    CHECK(embedded != child);
+    CHECK(swt::nodes_of(embedded).size() == 1);
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 2);  // an embedded graph is not a program's graph
+    SWT_CHECK_RESULT(gr().cuGraphDestroy(embedded), CUDA_ERROR_INVALID_VALUE);
+
+    // A clone copies everything; its nodes map back to the original's.
+    CUgraph clone = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphClone(&clone, graph));
+    CHECK(swt::nodes_of(clone).size() == 4);
+    CHECK(swt::edges_of(clone).size() == 3);
+    CUgraphNode mapped = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeFindInClone(&mapped, host, clone));
+    CHECK(mapped != host);
+    CHECK(swt::type_of(mapped) == CU_GRAPH_NODE_TYPE_HOST);
+    SWT_CHECK_RESULT(gr().cuGraphNodeFindInClone(&mapped, host, child), CUDA_ERROR_INVALID_VALUE);
+
+    const CUgraphExec cloned = swt::instantiate(clone);
+    run(cloned);
+    CHECK(ran == 3);  // the host node and the child's one
+
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(cloned));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    for (CUgraph gph : {graph, child, clone}) SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(gph));
+    api().cuEventDestroy_v2(e);
+    api().cuEventDestroy_v2(done);
+    api().cuStreamDestroy_v2(other);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "instantiation validates its flags and the graph") {
+    CUgraph graph = swt::create_graph();
+    int ran = 0;
+    const CUgraphNode host = swt::add_host(graph, &count, &ran);
+    CUgraphExec exec = nullptr;
+    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, 1ULL << 10), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD),
+                     CUDA_ERROR_INVALID_VALUE);  // only with parameters
+    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph,
+                                             CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                                 CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    CUDA_GRAPH_INSTANTIATE_PARAMS params{};
+    params.flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+    SWT_CHECK_RESULT(gr().cuGraphInstantiateWithParams(&exec, graph, &params),
+                     CUDA_ERROR_INVALID_VALUE);  // a host node cannot run on the device
+    CHECK(params.result_out == CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED);
+    CHECK(params.hErrNode_out == host);
+    params = {};
+    params.flags =
+        CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    params.hUploadStream = stream;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiateWithParams(&exec, graph, &params));
+    CHECK(params.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS);
+    CHECK(params.hErrNode_out == nullptr);
+    cuuint64_t flags = 0;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecGetFlags(exec, &flags));
+    CHECK(flags == CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);  // UPLOAD is not kept
+    SWT_CHECK_RESULT(gr().cuGraphUpload(exec, stream), CUDA_SUCCESS);
+    CHECK(ran == 0);  // an upload runs nothing
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+
+    // The legacy ABI with its error node and log.
+    char log[16] = "x";
+    CUgraphNode error_node = host;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate_v1(&exec, graph, &error_node, log, sizeof log));
+    CHECK(log[0] == '\0');
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "a whole-graph update takes new parameters or names what changed") {
+    constexpr std::size_t n = 16;
+    const CUdeviceptr d = alloc(n * 4);
+    std::vector<unsigned> host(n);
+    const auto build = [&](unsigned value) {
+      CUgraph g = swt::create_graph();
+      const CUgraphNode f = swt::add_fill32(g, d, value, n, ctx);
+      (void)swt::add_copy(g, swt::address(host.data()), d, n * 4, ctx, {f});
+      return g;
+    };
+    CUgraph first = build(1);
+    const CUgraphExec exec = swt::instantiate(first);
+    CUgraph same = build(4);
+    CUgraphExecUpdateResultInfo info{};
+    info.result = CU_GRAPH_EXEC_UPDATE_ERROR;
+    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, same, &info), CUDA_SUCCESS);
+    CHECK(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    run(exec);
+    CHECK(host == std::vector<unsigned>(n, 4));
+
+    CUgraph more = build(5);
+    (void)swt::add_empty(more);
+    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, more, &info),
+                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    CHECK(info.errorNode == nullptr);
+
+    CUgraph kinds = swt::create_graph();
+    const CUgraphNode empty = swt::add_empty(kinds);
+    (void)swt::add_copy(kinds, swt::address(host.data()), d, n * 4, ctx, {empty});
+    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, kinds, &info),
+                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED);
+    CHECK(info.errorNode == empty);
+
+    CUgraph edges = swt::create_graph();  // the same nodes, the copy first
+    const CUgraphNode fill2 = swt::add_fill32(edges, d, 6, n, ctx);
+    const CUgraphNode copy2 = swt::add_copy(edges, swt::address(host.data()), d, n * 4, ctx);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &copy2, &fill2, nullptr, 1));
+    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info),
+                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    CHECK(info.errorNode == fill2);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphRemoveDependencies(edges, &copy2, &fill2, nullptr, 1));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &fill2, &copy2, nullptr, 1));
+    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info), CUDA_SUCCESS);
+
+    // A copy whose source moves from device to host memory cannot be updated.
+    std::vector<unsigned> source(n, 9);
+    CUgraph moved = swt::create_graph();
+    const CUgraphNode fill3 = swt::add_fill32(moved, d, 6, n, ctx);
+    const CUgraphNode copy3 = swt::add_copy(moved, swt::address(host.data()),
+                                            swt::address(source.data()), n * 4, ctx, {fill3});
+    CUgraphNode error_node = nullptr;
+    CUgraphExecUpdateResult result{};
+    SWT_CHECK_RESULT(gr().cuGraphExecUpdate_v1(exec, moved, &error_node, &result),
+                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    CHECK(result == CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
+    CHECK(error_node == copy3);
+
+    run(exec);
+    CHECK(host == std::vector<unsigned>(n, 6));  // the last successful update
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    for (CUgraph g : {first, same, more, kinds, edges, moved}) {
+      SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+    }
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "per-node updates and disabled nodes change later launches only") {
+    constexpr int n = 32;
+    std::vector<float> ones(n, 1.0f);
+    CUdeviceptr dx = alloc(n * 4), dy = alloc(n * 4);
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dx, ones.data(), n * 4));
+    float a = 2.0f;
+    int count_n = n;
+    void* args[] = {&a, &dx, &dy, &count_n};
+    CUgraph graph = swt::create_graph();
+    CUDA_MEMSET_NODE_PARAMS zero{};
+    zero.dst = dy;
+    zero.elementSize = 4;
+    zero.width = n;
+    zero.height = 1;
+    CUgraphNode fill = nullptr;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&fill, graph, nullptr, 0, &zero, ctx));
+    CUgraphNode kernel = nullptr;
+    const CUDA_KERNEL_NODE_PARAMS kp = saxpy_params(args, n);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
+    int first = 0, second = 0;
+    const CUgraphNode host = swt::add_host(graph, &count, &first, {kernel});
+    const CUgraphExec exec = swt::instantiate(graph);
+    const auto y = [&] {
+      std::vector<float> out(n);
+      REQUIRE(api().cuMemcpyDtoH_v2(out.data(), dy, n * 4) == CUDA_SUCCESS);
+      return out;
+    };
+
+    a = 5.0f;
+    const CUDA_KERNEL_NODE_PARAMS kp5 = saxpy_params(args, n);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecKernelNodeSetParams(exec, kernel, &kp5));
+    zero.value = 0x3f800000u;  // 1.0f
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecMemsetNodeSetParams(exec, fill, &zero, ctx));
+    run(exec);
+    CHECK(y() == std::vector<float>(n, 6.0f));
+    CUDA_KERNEL_NODE_PARAMS back{};
+    SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(kernel, &back));
+    CHECK(*static_cast<float*>(back.kernelParams[0]) == 2.0f);  // the graph's node is unchanged
+
+    // A disabled node acts as an empty node.
+    unsigned on = 7;
+    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeGetEnabled(exec, kernel, &on));
+    CHECK(on == 1);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeSetEnabled(exec, kernel, 0));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeGetEnabled(exec, kernel, &on));
+    CHECK(on == 0);
+    run(exec);
+    CHECK(y() == std::vector<float>(n, 1.0f));
+    CHECK(first == 2);
+
+    // An update applies to launches made after it: one enqueued behind a gate keeps the old one.
+    swt::Gate gate;
+    gate.start(ctx, stream);
+    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    const CUDA_HOST_NODE_PARAMS other{&count, &second};
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecHostNodeSetParams(exec, host, &other));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeSetEnabled(exec, kernel, 1));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    gate.finish();
+    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+    CHECK(first == 3);
+    CHECK(second == 1);
+
+    // What per-node updates refuse.
+    CUDA_MEMSET_NODE_PARAMS taller = zero;
+    taller.height = 2;
+    taller.pitch = n * 4;
+    taller.width = n / 2;
+    SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, fill, &taller, ctx),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, kernel, &zero, ctx),
+                     CUDA_ERROR_INVALID_VALUE);  // not a memset node
+    CUgraph stranger = swt::create_graph();
+    const CUgraphNode foreign = swt::add_fill32(stranger, dy, 0, n, ctx);
+    SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, foreign, &zero, ctx),
+                     CUDA_ERROR_INVALID_VALUE);  // not a node of the instantiated graph
+    SWT_CHECK_RESULT(gr().cuGraphNodeSetEnabled(exec, foreign, 0), CUDA_ERROR_INVALID_VALUE);
+    const CUDA_HOST_NODE_PARAMS null_fn{nullptr, nullptr};
+    SWT_CHECK_RESULT(gr().cuGraphExecHostNodeSetParams(exec, host, &null_fn),
+                     CUDA_ERROR_INVALID_VALUE);
+
+    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(stranger));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
+  }
+
+  TEST_CASE_FIXTURE(
+      GraphTest, "user objects live while the program, a graph or an executable graph holds them") {
+    struct Tracked {
+      int destroyed = 0;
+      CUresult driver_call = CUDA_SUCCESS;
+      static void CUDA_CB destroy(void* p) {
+        auto* t = static_cast<Tracked*>(p);
+        ++t->destroyed;
+        int count = 0;
+        t->driver_call = api().cuDeviceGetCount(&count);  // not permitted from a destructor
+      }
+    } tracked;
+    const auto& g = gr();
+    CUuserObject object = nullptr;
+    SWT_CHECK_RESULT(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1, 0),
+                     CUDA_ERROR_INVALID_VALUE);  // the flag is required
+    SWT_CHECK_RESULT(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 0,
+                                          CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(
+        g.cuUserObjectCreate(&object, &tracked, nullptr, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+        CUDA_ERROR_INVALID_VALUE);
+
+    SUBCASE("the program's references") {
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 2,
+                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 1);
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectRetain(object, 1));
+      SWT_CHECK_RESULT(g.cuUserObjectRelease(object, 4), CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(g.cuUserObjectRetain(object, 0), CUDA_ERROR_INVALID_VALUE);
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectRelease(object, 2));
+      CHECK(tracked.destroyed == 0);
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectRelease(object, 1));
+      CHECK(tracked.destroyed == 1);
+      CHECK(tracked.driver_call == CUDA_ERROR_NOT_PERMITTED);
+      CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
+      SWT_CHECK_RESULT(g.cuUserObjectRelease(object, 1), CUDA_ERROR_INVALID_VALUE);  // stale
+    }
+
+    SUBCASE("a graph's references: moved, released, cloned") {
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      CUgraph graph = swt::create_graph();
+      SWT_CHECK_RESULT(g.cuGraphRetainUserObject(graph, object, 1, 2), CUDA_ERROR_INVALID_VALUE);
+      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 2, 0));
+      SWT_CHECK_RESULT(g.cuGraphReleaseUserObject(graph, object, 4), CUDA_ERROR_INVALID_VALUE);
+      SWT_REQUIRE_SUCCESS(g.cuGraphReleaseUserObject(graph, object, 2));
+      CUgraph clone = nullptr;
+      SWT_REQUIRE_SUCCESS(g.cuGraphClone(&clone, graph));  // takes its own reference
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      CHECK(tracked.destroyed == 0);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(clone));
+      CHECK(tracked.destroyed == 1);
+      CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
+    }
+
+    SUBCASE("an executable graph's references outlive its graph") {
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      CUgraph graph = swt::create_graph();
+      CUgraph child = swt::create_graph();
+      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(child, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      CUgraphNode node = nullptr;
+      SWT_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&node, graph, nullptr, 0, child));
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(child));  // the node's copy holds a reference
+      CHECK(tracked.destroyed == 0);
+      const CUgraphExec exec = swt::instantiate(graph);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      CHECK(tracked.destroyed == 0);
+      CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 1);
+      run(exec);
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      CHECK(tracked.destroyed == 1);
+    }
+
+    SUBCASE("a launch in flight keeps them after its executable graph is destroyed") {
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      CUgraph graph = swt::create_graph();
+      int ran = 0;
+      (void)swt::add_host(graph, &count, &ran);
+      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      const CUgraphExec exec = swt::instantiate(graph);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      swt::Gate gate;
+      gate.start(ctx, stream);
+      SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      CHECK(tracked.destroyed == 0);
+      CHECK(ran == 0);
+      gate.finish();
+      SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+      CHECK(ran == 1);
+      CHECK(tracked.destroyed == 1);
+      CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
+    }
+
+    SUBCASE("an update replaces the executable graph's references") {
+      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      CUgraph graph = swt::create_graph();
+      (void)swt::add_empty(graph);
+      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      const CUgraphExec exec = swt::instantiate(graph);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      CUgraph plain = swt::create_graph();
+      (void)swt::add_empty(plain);
+      CUgraphExecUpdateResultInfo info{};
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecUpdate(exec, plain, &info));
+      CHECK(tracked.destroyed == 1);  // nothing held it any more
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(plain));
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    }
+    CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "a capturing stream records its operations as a chain of nodes") {
+    const auto& g = gr();
+    constexpr int n = 64;
+    std::vector<float> x(n, 1.0f), y(n, 0.0f);
+    CUdeviceptr dx = alloc(n * 4), dy = alloc(n * 4);
+    int host_runs = 0;
+    CUstreamCaptureStatus status{};
+    SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+
+    SWT_CHECK_RESULT(g.cuStreamBeginCapture(stream, swt::invalid_enum<CUstreamCaptureMode>(7)),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWT_CHECK_RESULT(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_ERROR_INVALID_VALUE);  // already capturing
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 1);
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoDAsync_v2(dx, x.data(), n * 4, stream));
+    SWT_REQUIRE_SUCCESS(api().cuMemsetD32Async(dy, 0x40000000u, n, stream));  // 2.0f
+    float a = 3.0f;
+    int count_n = n;
+    void* args[] = {&a, &dx, &dy, &count_n};
+    ctl.clear_launch_log();
+    SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(function(m, "saxpy"), 1, 1, 1, 64, 1, 1, 0,
+                                                  stream, args, nullptr));
+    CHECK(ctl.launch_log_size() == 0);  // captured, not launched
+    SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoHAsync_v2(y.data(), dy, n * 4, stream));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &host_runs));
+    CHECK(host_runs == 0);
+
+    SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    cuuint64_t id = 0, id2 = 0;
+    CUgraph capturing = nullptr;
+    const CUgraphNode* deps = nullptr;
+    const CUgraphEdgeData* edge_data = nullptr;
+    std::size_t ndeps = 0;
+    SWT_REQUIRE_SUCCESS(
+        g.cuStreamGetCaptureInfo(stream, &status, &id, &capturing, &deps, &edge_data, &ndeps));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    CHECK(id != 0);
+    REQUIRE(ndeps == 1);
+    CHECK(swt::type_of(deps[0]) == CU_GRAPH_NODE_TYPE_HOST);
+    CHECK(edge_data[0].type == 0);
+    SWT_REQUIRE_SUCCESS(
+        g.cuStreamGetCaptureInfo_v2(stream, &status, &id2, nullptr, nullptr, nullptr));
+    CHECK(id2 == id);
+    SWT_CHECK_RESULT(
+        g.cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, nullptr, &edge_data, nullptr),
+        CUDA_ERROR_INVALID_VALUE);
+
+    CUgraph graph = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+    CHECK(graph == capturing);
+    SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    const auto nodes = swt::nodes_of(graph);
+    REQUIRE(nodes.size() == 5);
+    CHECK(swt::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEMCPY);
+    CHECK(swt::type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_MEMSET);
+    CHECK(swt::type_of(nodes[2]) == CU_GRAPH_NODE_TYPE_KERNEL);
+    CHECK(swt::type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_MEMCPY);
+    CHECK(swt::type_of(nodes[4]) == CU_GRAPH_NODE_TYPE_HOST);
+    CHECK(swt::edges_of(graph).size() == 4);  // a chain
+    SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_INVALID_VALUE);
+
+    x.assign(n, 10.0f);  // a captured copy reads its source when it runs
+    const CUgraphExec exec = swt::instantiate(graph);
+    run(exec);
+    CHECK(y == std::vector<float>(n, 32.0f));
+    CHECK(host_runs == 1);
+    CHECK(ctl.launch_log_size() == 1);
+
+    // The legacy stream cannot capture; a per-thread stream can.
+    SWT_CHECK_RESULT(g.cuStreamBeginCapture(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture_ptsz(nullptr, CU_STREAM_CAPTURE_MODE_RELAXED));
+    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch_ptsz(exec, nullptr));  // a child graph node
+    CUgraph pt = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture_ptsz(nullptr, &pt));
+    REQUIRE(swt::nodes_of(pt).size() == 1);
+    CHECK(swt::type_of(swt::nodes_of(pt)[0]) == CU_GRAPH_NODE_TYPE_GRAPH);
+    CHECK(host_runs == 1);
+
+    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(pt));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "what a capture refuses invalidates it") {
+    const auto& g = gr();
+    CUstreamCaptureStatus status{};
+    CUgraph graph = nullptr;
+    int ran = 0;
+
+    SUBCASE("synchronizing or querying the capturing stream") {
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &ran));
+      SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+      SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
+      CHECK(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+      SWT_CHECK_RESULT(api().cuLaunchHostFunc(stream, &count, &ran),
+                       CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+      SWT_CHECK_RESULT(api().cuStreamQuery(stream), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+      graph = reinterpret_cast<CUgraph>(&ran);
+      SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+      CHECK(graph == nullptr);
+      SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_SUCCESS);  // usable again
+      CHECK(ran == 0);
+    }
+
+    SUBCASE("the legacy stream while a blocking stream captures") {
+      CUstream blocking = swt::create_stream(CU_STREAM_DEFAULT);
+      const CUdeviceptr d = alloc(64);
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(blocking, CU_STREAM_CAPTURE_MODE_RELAXED));
+      SWT_CHECK_RESULT(g.cuStreamIsCapturing(CU_STREAM_LEGACY, &status),
+                       CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+      SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(blocking, &status));
+      CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);  // asking does not invalidate
+      SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 1, 64), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+      SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(blocking, &status));
+      CHECK(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+      SWT_CHECK_RESULT(g.cuStreamEndCapture(blocking, &graph),
+                       CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+      // A non-blocking stream's capture leaves the legacy stream alone.
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 1, 64), CUDA_SUCCESS);
+      SWT_CHECK_RESULT(api().cuLaunchHostFunc(CU_STREAM_LEGACY, &count, &ran), CUDA_SUCCESS);
+      SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      CHECK(ran == 1);
+      SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+      api().cuStreamDestroy_v2(blocking);
+    }
+
+    SUBCASE("a dependency on work outside the capture") {
+      CUevent outside = swt::create_event();
+      SWT_REQUIRE_SUCCESS(api().cuEventRecord(outside, stream));
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_CHECK_RESULT(api().cuStreamWaitEvent(stream, outside, 0),
+                       CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+      SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+      // As an external wait it is a node.
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(stream, outside, CU_EVENT_WAIT_EXTERNAL));
+      SWT_REQUIRE_SUCCESS(api().cuEventRecordWithFlags(outside, stream, CU_EVENT_RECORD_EXTERNAL));
+      SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+      const auto nodes = swt::nodes_of(graph);
+      REQUIRE(nodes.size() == 2);
+      CHECK(swt::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+      CHECK(swt::type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      SWT_CHECK_RESULT(api().cuStreamWaitEvent(stream, outside, CU_EVENT_WAIT_EXTERNAL),
+                       CUDA_ERROR_INVALID_VALUE);  // only while capturing
+      api().cuEventDestroy_v2(outside);
+    }
+
+    SUBCASE("an event recorded in a capture cannot be queried") {
+      CUevent inside = swt::create_event();
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_REQUIRE_SUCCESS(api().cuEventRecord(inside, stream));
+      SWT_CHECK_RESULT(api().cuEventQuery(inside), CUDA_ERROR_CAPTURED_EVENT);
+      SWT_CHECK_RESULT(api().cuEventSynchronize(inside), CUDA_ERROR_CAPTURED_EVENT);
+      SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+      SWT_CHECK_RESULT(api().cuEventQuery(inside), CUDA_ERROR_CAPTURED_EVENT);
+      SWT_REQUIRE_SUCCESS(api().cuEventRecord(inside, stream));  // an ordinary record again
+      SWT_CHECK_RESULT(api().cuEventSynchronize(inside), CUDA_SUCCESS);
+      api().cuEventDestroy_v2(inside);
+    }
+
+    SUBCASE("ending from another thread, or in another stream") {
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+      CUresult other_thread = CUDA_SUCCESS;
+      std::thread([&] { other_thread = g.cuStreamEndCapture(stream, &graph); }).join();
+      CHECK(swt::error_name(other_thread) ==
+            swt::error_name(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD));
+      SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
+      CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+      SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED));
+      std::thread([&] { other_thread = g.cuStreamEndCapture(stream, &graph); }).join();
+      CHECK(other_thread == CUDA_SUCCESS);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+
+      CUstream joined = swt::create_stream();
+      CUevent fork = swt::create_event();
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_REQUIRE_SUCCESS(api().cuEventRecord(fork, stream));
+      SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(joined, fork, 0));
+      SWT_CHECK_RESULT(g.cuStreamEndCapture(joined, &graph), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+      SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));  // nothing forked: joined
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      api().cuEventDestroy_v2(fork);
+      api().cuStreamDestroy_v2(joined);
+    }
+
+    SUBCASE("callbacks, and destroying the capturing stream") {
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_CHECK_RESULT(api().cuStreamAddCallback(
+                           stream, [](CUstream, CUresult, void*) {}, nullptr, 0),
+                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+      CUstream doomed = swt::create_stream();
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(doomed, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      CHECK(ctl.live_handles(SWCU_GRAPH) == 2);
+      SWT_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(doomed));  // its capture goes with it
+      CHECK(ctl.live_handles(SWCU_GRAPH) == 1);
+      SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    }
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 0);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "a capture spreads to streams that wait on its events and joins back") {
+    const auto& g = gr();
+    Order order;
+    CUstream side = swt::create_stream();
+    CUevent fork = swt::create_event(), join = swt::create_event();
+    CUgraph graph = nullptr;
+    CUstreamCaptureStatus status{};
+
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(1)));
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(fork, stream));
+    SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(side, fork, 0));
+    SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(side, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(side, &Order::run, order.mark(2)));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(3)));
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(join, side));
+    SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(stream, join, 0));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(4)));
+    SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+    SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(side, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    CHECK(order.seen.empty());
+
+    const auto nodes = swt::nodes_of(graph);
+    REQUIRE(nodes.size() == 4);  // 1 -> {2, 3} -> 4
+    using Edge = std::pair<CUgraphNode, CUgraphNode>;
+    CHECK(swt::edges_of(graph) == std::vector<Edge>{{nodes[0], nodes[1]},
+                                                    {nodes[0], nodes[2]},
+                                                    {nodes[2], nodes[3]},
+                                                    {nodes[1], nodes[3]}});
+    const CUgraphExec exec = swt::instantiate(graph);
+    run(exec);
+    CHECK(order.seen == std::vector{1, 2, 3, 4});
+    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+
+    // Forked and never joined.
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(fork, stream));
+    SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(side, fork, 0));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(side, &Order::run, order.mark(5)));
+    graph = reinterpret_cast<CUgraph>(&order);
+    SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+    CHECK(graph == nullptr);
+    SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(side, &status));
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+
+    // Two captures cannot merge.
+    CUstream third = swt::create_stream();
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(third, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(fork, stream));
+    SWT_CHECK_RESULT(api().cuStreamWaitEvent(third, fork, 0), CUDA_ERROR_STREAM_CAPTURE_MERGE);
+    SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    SWT_CHECK_RESULT(g.cuStreamEndCapture(third, &graph), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 0);
+
+    for (CUevent e : {fork, join}) api().cuEventDestroy_v2(e);
+    for (CUstream s : {side, third}) api().cuStreamDestroy_v2(s);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "capture dependencies can be changed and captures can add to a graph") {
+    const auto& g = gr();
+    CUgraph graph = nullptr;
+    SWT_CHECK_RESULT(g.cuStreamUpdateCaptureDependencies(stream, nullptr, nullptr, 0, 0),
+                     CUDA_ERROR_ILLEGAL_STATE);
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    int ran = 0;
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &ran));
+    CUstreamCaptureStatus status{};
+    CUgraph capturing = nullptr;
+    const CUgraphNode* deps = nullptr;
+    std::size_t ndeps = 0;
+    SWT_REQUIRE_SUCCESS(
+        g.cuStreamGetCaptureInfo(stream, &status, nullptr, &capturing, &deps, nullptr, &ndeps));
+    REQUIRE(ndeps == 1);
+    const CUgraphNode first = deps[0];
+    // A node added to the graph by hand, then made the stream's dependency.
+    CUgraphNode manual = swt::add_empty(capturing);
+    SWT_REQUIRE_SUCCESS(g.cuStreamUpdateCaptureDependencies(stream, &manual, nullptr, 1,
+                                                            CU_STREAM_ADD_CAPTURE_DEPENDENCIES));
+    SWT_REQUIRE_SUCCESS(
+        g.cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, nullptr, &ndeps));
+    CHECK(ndeps == 2);
+    SWT_REQUIRE_SUCCESS(g.cuStreamUpdateCaptureDependencies(stream, &manual, nullptr, 1,
+                                                            CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+    SWT_CHECK_RESULT(g.cuStreamUpdateCaptureDependencies(stream, &manual, nullptr, 1, 5),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphDestroy(capturing), CUDA_ERROR_INVALID_VALUE);  // in use
+    SWT_CHECK_RESULT(g.cuGraphDestroyNode(manual), CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &ran));
+    SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+    const auto nodes = swt::nodes_of(graph);
+    REQUIRE(nodes.size() == 3);
+    using Edge = std::pair<CUgraphNode, CUgraphNode>;
+    CHECK(swt::edges_of(graph) == std::vector<Edge>{{manual, nodes[2]}});
+    CHECK(nodes[0] == first);
+
+    // Capturing into an existing graph, after one of its nodes.
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCaptureToGraph(stream, graph, &first, nullptr, 1,
+                                                      CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &ran));
+    CUgraph same = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &same));
+    CHECK(same == graph);
+    CHECK(swt::nodes_of(graph).size() == 4);
+    CHECK(swt::edges_of(graph).size() == 2);
+    const CUgraphExec exec = swt::instantiate(graph);
+    run(exec);
+    CHECK(ran == 3);
+
+    // The thread's capture mode.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    SWT_REQUIRE_SUCCESS(g.cuThreadExchangeStreamCaptureMode(&mode));
+    CHECK(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    SWT_REQUIRE_SUCCESS(g.cuThreadExchangeStreamCaptureMode(&mode));
+    CHECK(mode == CU_STREAM_CAPTURE_MODE_RELAXED);
+    mode = swt::invalid_enum<CUstreamCaptureMode>(9);
+    SWT_CHECK_RESULT(g.cuThreadExchangeStreamCaptureMode(&mode), CUDA_ERROR_INVALID_VALUE);
+
+    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "conditional nodes run their bodies if or while their condition holds") {
+    const auto& g = gr();
+    struct Loop {
+      CUgraphConditionalHandle handle = 0;
+      int remaining = 0;
+      int runs = 0;
+      static void kernel(const swcu_launch*, void* user) {  // decrements, then sets the condition
+        auto* l = static_cast<Loop*>(user);
+        ++l->runs;
+        --l->remaining;
+        REQUIRE(swt::control().set_conditional(l->handle, l->remaining > 0 ? 1 : 0) == 0);
+      }
+    } loop;
+    REQUIRE(ctl.register_kernel("no_params", &Loop::kernel, &loop) == 0);
+    const CUfunction body_kernel = function(m, "no_params");
+    CUgraphConditionalHandle cond = 0;
+    CUgraph graph = swt::create_graph();
+    SWT_CHECK_RESULT(g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 0, 2),
+                     CUDA_ERROR_INVALID_VALUE);
+
+    SUBCASE("while") {
+      SWT_REQUIRE_SUCCESS(
+          g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+      loop.handle = cond;
+      CUgraphNodeParams p{};
+      p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+      p.conditional.handle = cond;
+      p.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+      p.conditional.size = 1;
+      p.conditional.ctx = ctx;
+      CUgraphNode node = nullptr;
+      SWT_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
+      CHECK(swt::type_of(node) == CU_GRAPH_NODE_TYPE_CONDITIONAL);
+      REQUIRE(p.conditional.phGraph_out != nullptr);
+      const CUgraph body = p.conditional.phGraph_out[0];
+      CUDA_KERNEL_NODE_PARAMS k{};
+      k.func = body_kernel;
+      k.gridDimX = k.gridDimY = k.gridDimZ = 1;
+      k.blockDimX = k.blockDimY = k.blockDimZ = 1;
+      CUgraphNode kn = nullptr;
+      SWT_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kn, body, nullptr, 0, &k));
+      int ran = 0;
+      const CUDA_HOST_NODE_PARAMS host{&count, &ran};
+      CUgraphNode hn = nullptr;
+      SWT_CHECK_RESULT(g.cuGraphAddHostNode(&hn, body, nullptr, 0, &host),
+                       CUDA_ERROR_INVALID_VALUE);  // not in a body
+      CUgraph clone = nullptr;
+      SWT_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
+
+      const CUgraphExec exec = swt::instantiate(graph);
+      CUgraphExec second = nullptr;
+      SWT_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
+      loop.remaining = 3;
+      run(exec);
+      CHECK(loop.runs == 3);
+      loop.remaining = 2;  // the default (1) applies again at each launch
+      run(exec);
+      CHECK(loop.runs == 5);
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    }
+
+    SUBCASE("if, with a host node setting the condition") {
+      SWT_REQUIRE_SUCCESS(
+          g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+      struct Setter {
+        CUgraphConditionalHandle handle;
+        unsigned value;
+        int result = 1;
+        static void CUDA_CB run(void* p) {
+          auto* s = static_cast<Setter*>(p);
+          s->result = swt::control().set_conditional(s->handle, s->value);
+        }
+      } setter{cond, 1};
+      const CUgraphNode set = swt::add_host(graph, &Setter::run, &setter);
+      CUgraphNodeParams p{};
+      p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+      p.conditional.handle = cond;
+      p.conditional.type = CU_GRAPH_COND_TYPE_IF;
+      p.conditional.size = 2;  // an else branch too
+      p.conditional.ctx = ctx;
+      CUgraphNode node = nullptr;
+      SWT_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, &set, nullptr, 1, &p));
+      const CUdeviceptr d = alloc(16);
+      (void)swt::add_fill32(p.conditional.phGraph_out[0], d, 1, 4, ctx);
+      (void)swt::add_fill32(p.conditional.phGraph_out[1], d, 2, 4, ctx);
+      const CUgraphExec exec = swt::instantiate(graph);
+      run(exec);
+      CHECK(setter.result == 0);
+      CHECK(read32(d, 4) == std::vector<unsigned>(4, 1));
+      setter.value = 0;
+      run(exec);
+      CHECK(read32(d, 4) == std::vector<unsigned>(4, 2));
+      // Outside a graph launch there is nothing to set.
+      CHECK(ctl.set_conditional(cond, 1) == -1);
+      CHECK(std::string(ctl.last_error()).find("set_conditional") != std::string::npos);
+      // A handle of another context, a size that the type does not allow.
+      p.conditional.size = 3;
+      SWT_CHECK_RESULT(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p),
+                       CUDA_ERROR_INVALID_VALUE);
+      p.conditional.size = 1;
+      p.conditional.handle = cond + 1000;
+      SWT_CHECK_RESULT(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p),
+                       CUDA_ERROR_INVALID_VALUE);
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+    }
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    ctl.register_kernel("no_params", nullptr, nullptr);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "memory nodes give an address that is usable between alloc and free") {
+    const auto& g = gr();
+    constexpr std::size_t n = 32;
+    std::vector<unsigned> host(n);
+    CUgraph graph = swt::create_graph();
+    CUDA_MEM_ALLOC_NODE_PARAMS ap{};
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    ap.bytesize = n * 4;
+    CUgraphNode alloc_node = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuGraphAddMemAllocNode(&alloc_node, graph, nullptr, 0, &ap));
+    const CUdeviceptr d = ap.dptr;
+    REQUIRE(d != 0);
+    CUDA_MEM_ALLOC_NODE_PARAMS back{};
+    SWT_REQUIRE_SUCCESS(g.cuGraphMemAllocNodeGetParams(alloc_node, &back));
+    CHECK(back.dptr == d);
+    CHECK(back.bytesize == n * 4);
+    SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n), CUDA_ERROR_INVALID_VALUE);  // not yet
+    const CUgraphNode fill = swt::add_fill32(graph, d, 0x77, n, ctx, {alloc_node});
+    const CUgraphNode out = swt::add_copy(graph, swt::address(host.data()), d, n * 4, ctx, {fill});
+
+    SUBCASE("freed in the graph") {
+      CUgraphNode free_node = nullptr;
+      SWT_REQUIRE_SUCCESS(g.cuGraphAddMemFreeNode(&free_node, graph, &out, 1, d));
+      CUdeviceptr freed = 0;
+      SWT_REQUIRE_SUCCESS(g.cuGraphMemFreeNodeGetParams(free_node, &freed));
+      CHECK(freed == d);
+      SWT_CHECK_RESULT(g.cuGraphAddMemFreeNode(&free_node, graph, &out, 1, d),
+                       CUDA_ERROR_INVALID_VALUE);  // twice
+      SWT_CHECK_RESULT(g.cuGraphAddMemFreeNode(&free_node, graph, nullptr, 0, d + 4),
+                       CUDA_ERROR_INVALID_VALUE);  // not an allocation's address
+      CUgraph clone = nullptr;
+      SWT_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(g.cuGraphDestroyNode(fill), CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &alloc_node, &fill, nullptr, 1),
+                       CUDA_ERROR_INVALID_VALUE);
+      CUgraph parent = swt::create_graph();
+      CUgraphNode child = nullptr;
+      SWT_CHECK_RESULT(g.cuGraphAddChildGraphNode(&child, parent, nullptr, 0, graph),
+                       CUDA_ERROR_INVALID_VALUE);
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(parent));
+
+      const CUgraphExec exec = swt::instantiate(graph);
+      CUgraphExec second = nullptr;
+      SWT_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
+      run(exec);
+      CHECK(host == std::vector<unsigned>(n, 0x77));
+      SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n), CUDA_ERROR_INVALID_VALUE);  // freed again
+      host.assign(n, 0);
+      run(exec);  // each launch allocates and frees again
+      CHECK(host == std::vector<unsigned>(n, 0x77));
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      const CUgraphExec again = swt::instantiate(graph);  // the first one is gone
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(again));
+    }
+
+    SUBCASE("left allocated by a launch") {
+      const CUgraphExec exec = swt::instantiate(graph);
+      run(exec);
+      std::vector<unsigned> after(n);
+      SWT_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_SUCCESS);
+      CHECK(after == std::vector<unsigned>(n, 0x77));
+      SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_ERROR_INVALID_VALUE);  // not freed
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));                            // frees it
+      SWT_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_ERROR_INVALID_VALUE);
+      const CUgraphExec auto_free =
+          swt::instantiate(graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+      run(auto_free);
+      run(auto_free);  // frees what the last launch left, then allocates again
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(auto_free));
+    }
+
+    SUBCASE("captured from stream-ordered allocation") {
+      CUgraph captured = nullptr;
+      CUdeviceptr p = 0;
+      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWT_REQUIRE_SUCCESS(api().cuMemAllocAsync(&p, 64, stream));
+      SWT_REQUIRE_SUCCESS(api().cuMemsetD8Async(p, 5, 64, stream));
+      SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoHAsync_v2(host.data(), p, 64, stream));
+      SWT_REQUIRE_SUCCESS(api().cuMemFreeAsync(p, stream));
+      SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &captured));
+      const auto nodes = swt::nodes_of(captured);
+      REQUIRE(nodes.size() == 4);
+      CHECK(swt::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+      CHECK(swt::type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_MEM_FREE);
+      CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);  // graph memory is the graph's
+      const CUgraphExec exec = swt::instantiate(captured);
+      run(exec);
+      CHECK(host[0] == 0x05050505u);
+      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(captured));
+    }
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+  }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "cuGraphDebugDotPrint writes a DOT graph of nodes, kinds and edges") {
+    const auto& g = gr();
+    const CUdeviceptr d = alloc(256);
+    float a = 1.0f;
+    int count_n = 64;
+    void* args[] = {const_cast<CUdeviceptr*>(&d), &a, &count_n};
+    void* saxpy_args[] = {&a, const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d), &count_n};
+    (void)args;
+    CUgraph graph = swt::create_graph();
+    const CUgraphNode fill = swt::add_fill32(graph, d, 0, 64, ctx);
+    CUgraphNode kernel = nullptr;
+    const CUDA_KERNEL_NODE_PARAMS kp = saxpy_params(saxpy_args, 64);
+    SWT_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
+    std::vector<unsigned> host(64);
+    (void)swt::add_copy(graph, swt::address(host.data()), d, 256, ctx, {kernel});
+    CUgraph child = swt::create_graph();
+    (void)swt::add_empty(child);
+    CUgraphNode child_node = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&child_node, graph, &kernel, 1, child));
+
+    swt::TempFile file;
+    SWT_REQUIRE_SUCCESS(g.cuGraphDebugDotPrint(graph, file.path(), 0));
+    const std::string dot = file.read();
+    CHECK(dot.rfind("digraph", 0) == 0);
+    for (const char* part : {"MEMSET", "KERNEL", "saxpy", "<<<{1,1,1},{64,1,1},0>>>", "MEMCPY",
+                             "DtoH", "CHILD_GRAPH", "EMPTY", "->", "cluster_2"}) {
+      INFO(part);
+      CHECK(dot.find(part) != std::string::npos);
+    }
+    CHECK(dot.find("dst 0x") == std::string::npos);
+    SWT_REQUIRE_SUCCESS(
+        g.cuGraphDebugDotPrint(graph, file.path(), CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
+    CHECK(file.read().find("dst 0x") != std::string::npos);
+    SWT_CHECK_RESULT(g.cuGraphDebugDotPrint(graph, "/nonexistent/dir/g.dot", 0),
+                     CUDA_ERROR_OPERATING_SYSTEM);
+    SWT_CHECK_RESULT(g.cuGraphDebugDotPrint(graph, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(g.cuGraphDebugDotPrint(nullptr, file.path(), 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(child));
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "a context's destruction reclaims its graphs, executable graphs and captures") {
+    const auto& g = gr();
+    const std::size_t graphs = ctl.reclaimed_handles(SWCU_GRAPH);
+    const std::size_t execs = ctl.reclaimed_handles(SWCU_GRAPH_EXEC);
+    CUcontext ctx = swt::create_context();
+    int destroyed = 0;
+    CUuserObject object = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(
+        &object, &destroyed, [](void* p) { ++*static_cast<int*>(p); }, 1,
+        CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CUgraph graph = swt::create_graph();  // the current context's
+    SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    (void)swt::add_empty(graph);
+    (void)swt::instantiate(graph);
+    CUstream s = swt::create_stream();
+    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 2);
+    SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
+    CHECK(ctl.live_handles(SWCU_GRAPH) == 0);
+    CHECK(ctl.live_handles(SWCU_GRAPH_EXEC) == 0);
+    CHECK(ctl.reclaimed_handles(SWCU_GRAPH) == graphs + 2);
+    CHECK(ctl.reclaimed_handles(SWCU_GRAPH_EXEC) == execs + 1);
+    CHECK(destroyed == 1);  // the destructor ran after the call
+    CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "a graph launch is a stream operation: faults, sticky errors, order") {
+    const auto& g = gr();
+    int ran = 0;
+    CUgraph graph = swt::create_graph();
+    (void)swt::add_host(graph, &count, &ran);
+    const CUgraphExec exec = swt::instantiate(graph);
+    REQUIRE(ctl.add_fault_rule("cuGraphLaunch:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
+    SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK(ran == 0);
+    run(exec);
+    CHECK(ran == 1);
+    REQUIRE(ctl.add_fault_rule("cuGraphInstantiateWithFlags:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
+    CUgraphExec failed = nullptr;
+    SWT_CHECK_RESULT(g.cuGraphInstantiate(&failed, graph, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(failed == nullptr);
+    CHECK(ctl.live_handles(SWCU_GRAPH_EXEC) == 1);
+
+    // Launches of one executable graph are serialized across streams.
+    Order order;
+    CUgraph ordered = swt::create_graph();
+    (void)swt::add_host(ordered, &Order::run, order.mark(1));
+    const CUgraphExec one = swt::instantiate(ordered);
+    CUstream other = swt::create_stream();
+    swt::Gate gate;
+    gate.start(ctx, stream);
+    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(one, stream));  // behind the gate
+    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(one, other));   // behind the first launch
+    CHECK(order.seen.empty());
+    gate.finish();
+    SWT_REQUIRE_SUCCESS(api().cuCtxSynchronize());
+    CHECK(order.seen == std::vector{1, 1});
+
+    // A bad address breaks the context when the node runs, as on a GPU.
+    CUdeviceptr d = alloc(64);
+    CUgraph bad = swt::create_graph();
+    (void)swt::add_fill32(bad, d, 1, 16, ctx);
+    const CUgraphExec bad_exec = swt::instantiate(bad);
+    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+    SWT_CHECK_RESULT(g.cuGraphLaunch(bad_exec, stream), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_ERROR_ILLEGAL_ADDRESS);  // sticky
+
+    for (CUgraphExec e : {exec, one, bad_exec}) SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(e));
+    for (CUgraph gph : {graph, ordered, bad}) SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(gph));
+    api().cuStreamDestroy_v2(other);
+  }
+}
+
+// Each test case of this suite runs in a process of its own with SWCUDA_EXEC=deferred
+// (CMakeLists.txt).
+TEST_SUITE("deferred") {
+  TEST_CASE_FIXTURE(GraphTest, "deferred: a graph launch runs when its stream is synchronized") {
+    const auto& g = gr();
+    Order order;
+    CUgraph graph = swt::create_graph();
+    const CUgraphNode a = swt::add_host(graph, &Order::run, order.mark(1));
+    CUevent done = swt::create_event();
+    CUgraphNode record = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuGraphAddEventRecordNode(&record, graph, &a, 1, done));
+    (void)swt::add_host(graph, &Order::run, order.mark(2), {record});
+    const CUgraphExec exec = swt::instantiate(graph);
+    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(3)));
+    CHECK(order.seen.empty());
+    SWT_CHECK_RESULT(api().cuStreamQuery(stream), CUDA_ERROR_NOT_READY);
+    SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
+    SWT_REQUIRE_SUCCESS(api().cuEventSynchronize(done));  // runs the launch
+    CHECK(order.seen == std::vector{1, 2});
+    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+    CHECK(order.seen == std::vector{1, 2, 3});
+    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    api().cuEventDestroy_v2(done);
+  }
+
+  TEST_CASE_FIXTURE(GraphTest, "deferred: a graph waits for the events its wait nodes name") {
+    const auto& g = gr();
+    Order order;
+    CUstream producer = swt::create_stream();
+    CUevent e = swt::create_event();
+    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(producer, &Order::run, order.mark(1)));
+    SWT_REQUIRE_SUCCESS(api().cuEventRecord(e, producer));
+    CUgraph graph = swt::create_graph();
+    CUgraphNode wait = nullptr;
+    SWT_REQUIRE_SUCCESS(g.cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
+    (void)swt::add_host(graph, &Order::run, order.mark(2), {wait});
+    const CUgraphExec exec = swt::instantiate(graph);
+    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));  // runs the producer first
+    CHECK(order.seen == std::vector{1, 2});
+    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    api().cuEventDestroy_v2(e);
+    api().cuStreamDestroy_v2(producer);
+  }
+}

@@ -1,0 +1,445 @@
+// IPC: memory and events exported to another process (ipc_helper.cpp, started with posix_spawn:
+// it loads the driver fresh), and what one process may and may not do with its own handles.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sched_support.hpp"
+#include "swdriver_test.hpp"
+
+extern char** environ;
+
+namespace {
+
+using swt::create_context;
+using swt::create_event;
+using swt::create_stream;
+
+template <class Handle>
+std::string to_hex(const Handle& h) {
+  std::string hex;
+  char digits[3];
+  for (const char c : h.reserved) {
+    std::snprintf(digits, sizeof digits, "%02x",
+                  static_cast<unsigned>(static_cast<unsigned char>(c)));
+    hex += digits;
+  }
+  return hex;
+}
+
+template <class Handle>
+Handle from_hex(const std::string& hex) {
+  Handle h{};
+  REQUIRE(hex.size() == sizeof h.reserved * 2);
+  for (std::size_t i = 0; i < sizeof h.reserved; ++i) {
+    h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  return h;
+}
+
+/// The helper process, with pipes to its stdin and from its stdout (its stderr is ours).
+class Helper {
+ public:
+  Helper(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
+    int in[2], out[2];
+    REQUIRE(pipe2(in, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(out, O_CLOEXEC) == 0);
+    std::vector<std::string> argv_strings{SWDRIVER_IPC_HELPER};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+    env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    const int spawned =
+        posix_spawn(&pid_, SWDRIVER_IPC_HELPER, &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    to_ = in[1];
+    from_ = fdopen(out[0], "r");
+    REQUIRE(spawned == 0);
+    REQUIRE(from_ != nullptr);
+  }
+  ~Helper() {
+    if (to_ >= 0) close(to_);  // a helper waiting for a word ends at the end of its input
+    if (from_ != nullptr) std::fclose(from_);
+    if (pid_ > 0 && !waited_) waitpid(pid_, nullptr, 0);
+  }
+  Helper(const Helper&) = delete;
+  Helper& operator=(const Helper&) = delete;
+
+  /// The next line it printed, without the newline ("" when it closed its output).
+  std::string hear() {
+    char buffer[512];
+    if (std::fgets(buffer, sizeof buffer, from_) == nullptr) return "";
+    std::string line = buffer;
+    if (!line.empty() && line.back() == '\n') line.pop_back();
+    return line;
+  }
+  void say(const std::string& word) {
+    const std::string line = word + "\n";
+    REQUIRE(write(to_, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+  }
+  /// Its exit status (-1 when it did not exit normally).
+  int wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    waited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1;
+  FILE* from_ = nullptr;
+  bool waited_ = false;
+};
+
+struct IpcApi {
+  PFN_cuIpcGetMemHandle_v4010 get_memory =
+      swt::proc<PFN_cuIpcGetMemHandle_v4010>("cuIpcGetMemHandle", 4010);
+  PFN_cuIpcOpenMemHandle_v11000 open_memory =
+      swt::proc<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle", 11000);
+  // The legacy cuIpcOpenMemHandle (same prototype; cudaTypedefs.h has no type of its own).
+  PFN_cuIpcOpenMemHandle_v11000 open_memory_v1 =
+      swt::proc<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle", 4010);
+  PFN_cuIpcCloseMemHandle_v4010 close_memory =
+      swt::proc<PFN_cuIpcCloseMemHandle_v4010>("cuIpcCloseMemHandle", 4010);
+  PFN_cuIpcGetEventHandle_v4010 get_event =
+      swt::proc<PFN_cuIpcGetEventHandle_v4010>("cuIpcGetEventHandle", 4010);
+  PFN_cuIpcOpenEventHandle_v4010 open_event =
+      swt::proc<PFN_cuIpcOpenEventHandle_v4010>("cuIpcOpenEventHandle", 4010);
+};
+
+const IpcApi& ipc() {
+  static const IpcApi functions;
+  return functions;
+}
+
+constexpr unsigned kLazy = CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS;
+constexpr CUipcMemHandle kNoMemoryHandle{};
+constexpr CUipcEventHandle kNoEventHandle{};
+constexpr unsigned kInterprocess = CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+
+}  // namespace
+
+TEST_SUITE("ipc") {
+  TEST_CASE_FIXTURE(swt::DriverTest, "only cuMemAlloc memory can be exported") {
+    const CUcontext ctx = create_context();
+    CUdeviceptr d = 0, pitched = 0, managed = 0, ordered = 0;
+    std::size_t pitch = 0;
+    void* host = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 1000));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocPitch_v2(&pitched, &pitch, 100, 4, 4));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocManaged(&managed, 64, CU_MEM_ATTACH_GLOBAL));
+    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&host, 64, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&ordered, 64, nullptr));
+    CUipcMemHandle h{}, again{}, inside{};
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&again, d));
+    CHECK(std::memcmp(&h, &again, sizeof h) == 0);            // lightweight, repeatable
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&inside, d + 500));  // names the whole allocation
+    CHECK(std::memcmp(&h, &inside, sizeof h) == 0);
+    SWT_CHECK_RESULT(ipc().get_memory(&again, pitched), CUDA_SUCCESS);
+    CUipcMemHandle untouched{};
+    for (const CUdeviceptr p :
+         {managed, ordered, CUdeviceptr(reinterpret_cast<std::uintptr_t>(host)), CUdeviceptr(0),
+          d + 1000}) {
+      SWT_CHECK_RESULT(ipc().get_memory(&untouched, p), CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK(std::memcmp(&untouched, &kNoMemoryHandle, sizeof untouched) == 0);
+    SWT_CHECK_RESULT(ipc().get_memory(nullptr, d), CUDA_ERROR_INVALID_VALUE);
+    // A new allocation (even at the same address) has a new handle.
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWT_CHECK_RESULT(ipc().get_memory(&again, d), CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 1000));
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&again, d));
+    CHECK(std::memcmp(&h, &again, sizeof h) != 0);
+    // No current context is needed: the pointer says which allocation.
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+    CUcontext popped = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWT_CHECK_RESULT(ipc().get_memory(&again, d), CUDA_SUCCESS);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(ordered, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // frees the rest
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "a process cannot open its own memory handle") {
+    const CUcontext ctx = create_context();
+    CUdeviceptr d = 0, p = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 256));
+    CUipcMemHandle h{};
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    // The real driver answers "invalid device context" (cuda.h does not say).
+    SWT_CHECK_RESULT(ipc().open_memory(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);
+    SWT_CHECK_RESULT(ipc().open_memory_v1(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);
+    SWT_CHECK_RESULT(ipc().open_memory(&p, h, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(ipc().open_memory(nullptr, h, kLazy), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(ipc().open_memory(&p, kNoMemoryHandle, kLazy), CUDA_ERROR_INVALID_VALUE);
+    CHECK(p == 0);
+    SWT_CHECK_RESULT(ipc().close_memory(d), CUDA_ERROR_INVALID_VALUE);  // not a mapping
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWT_CHECK_RESULT(ipc().open_memory(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);  // none current
+    SWT_CHECK_RESULT(ipc().close_memory(d), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 0);
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "only interprocess events have handles") {
+    const CUcontext ctx = create_context();
+    const CUevent plain = create_event(CU_EVENT_DISABLE_TIMING);
+    const CUevent shared = create_event(kInterprocess);
+    CUevent e = nullptr;
+    SWT_CHECK_RESULT(cu.cuEventCreate(&e, CU_EVENT_INTERPROCESS), CUDA_ERROR_INVALID_VALUE);
+    CUipcEventHandle h{}, again{};
+    SWT_CHECK_RESULT(ipc().get_event(&h, plain), CUDA_ERROR_INVALID_HANDLE);
+    SWT_CHECK_RESULT(ipc().get_event(nullptr, shared), CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(ipc().get_event(&h, shared));
+    SWT_REQUIRE_SUCCESS(ipc().get_event(&again, shared));
+    CHECK(std::memcmp(&h, &again, sizeof h) == 0);
+    // The real driver refuses its own handles ("invalid device context").
+    SWT_CHECK_RESULT(ipc().open_event(&e, h), CUDA_ERROR_INVALID_CONTEXT);
+    SWT_CHECK_RESULT(ipc().open_event(&e, kNoEventHandle), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(ipc().open_event(nullptr, h), CUDA_ERROR_INVALID_VALUE);
+    CHECK(e == nullptr);
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(shared));
+    SWT_CHECK_RESULT(ipc().get_event(&h, shared), CUDA_ERROR_INVALID_HANDLE);
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(plain));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "an interprocess event works as usual in its own process") {
+    const CUcontext ctx = create_context();
+    const CUstream s = create_stream();
+    const CUstream t = create_stream();
+    const CUevent e = create_event(kInterprocess);
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);  // never recorded
+    swt::Gate gate;
+    gate.start(ctx, s);
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(t, e, 0));  // a dependency, not a blocking wait
+    SWT_CHECK_RESULT(cu.cuStreamQuery(t), CUDA_ERROR_NOT_READY);
+    gate.finish();
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(t));
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    for (const CUstream x : {s, t}) SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(x));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "fault rules apply to exporting") {
+    const CUcontext ctx = create_context();
+    CUdeviceptr d = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
+    const CUevent e = create_event(kInterprocess);
+    REQUIRE(ctl.add_fault_rule("cuIpcGetMemHandle:1:CUDA_ERROR_OUT_OF_MEMORY;"
+                               "cuIpcGetEventHandle:1:CUDA_ERROR_MAP_FAILED") == 0);
+    CUipcMemHandle h{};
+    CUipcEventHandle eh{};
+    SWT_CHECK_RESULT(ipc().get_memory(&h, d), CUDA_ERROR_OUT_OF_MEMORY);
+    SWT_CHECK_RESULT(ipc().get_event(&eh, e), CUDA_ERROR_MAP_FAILED);
+    CHECK(std::memcmp(&h, &kNoMemoryHandle, sizeof h) == 0);
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWT_REQUIRE_SUCCESS(ipc().get_event(&eh, e));
+    // A sticky error of the owning context is reported.
+    REQUIRE(ctl.add_fault_rule("cuCtxGetFlags:1:CUDA_ERROR_LAUNCH_FAILED:sticky") == 0);
+    unsigned flags = 0;
+    SWT_CHECK_RESULT(cu.cuCtxGetFlags(&flags), CUDA_ERROR_LAUNCH_FAILED);
+    SWT_CHECK_RESULT(ipc().get_memory(&h, d), CUDA_ERROR_LAUNCH_FAILED);
+    SWT_CHECK_RESULT(ipc().get_event(&eh, e), CUDA_ERROR_LAUNCH_FAILED);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "sharing memory pools between processes is not supported") {
+    const CUcontext ctx = create_context();
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemoryPool pool = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&pool, &props));
+    CUdeviceptr p = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, pool, nullptr));
+    int fd = -1;
+    SWT_CHECK_RESULT(swt::proc<PFN_cuMemPoolExportToShareableHandle_v11020>(
+                         "cuMemPoolExportToShareableHandle", 11020)(
+                         &fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    CUmemoryPool imported = nullptr;
+    SWT_CHECK_RESULT(swt::proc<PFN_cuMemPoolImportFromShareableHandle_v11020>(
+                         "cuMemPoolImportFromShareableHandle", 11020)(
+                         &imported, nullptr, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    CUmemPoolPtrExportData data{};
+    SWT_CHECK_RESULT(
+        swt::proc<PFN_cuMemPoolExportPointer_v11020>("cuMemPoolExportPointer", 11020)(&data, p),
+        CUDA_ERROR_NOT_SUPPORTED);
+    CUdeviceptr q = 0;
+    SWT_CHECK_RESULT(swt::proc<PFN_cuMemPoolImportPointer_v11020>("cuMemPoolImportPointer", 11020)(
+                         &q, pool, &data),
+                     CUDA_ERROR_NOT_SUPPORTED);
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "another process maps exported memory and writes to it") {
+    // Also run with two devices, with and without a peer link (CMakeLists.txt): the helper
+    // opens the handle from a context of device 1 too.
+    const CUcontext ctx = create_context();
+    constexpr std::size_t count = 3000;  // more than a page
+    CUdeviceptr d = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, count * sizeof(int)));
+    std::vector<int> values(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(i);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, values.data(), count * sizeof(int)));
+    CUipcMemHandle h{};
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    Helper helper({"memory", to_hex(h), std::to_string(count)});
+    REQUIRE(helper.wait() == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), d, count * sizeof(int)));
+    for (std::size_t i = 0; i < count; ++i) REQUIRE(values[i] == static_cast<int>(i) + 1);
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "a fault rule fails an open in the other process") {
+    const CUcontext ctx = create_context();
+    CUdeviceptr d = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
+    CUipcMemHandle h{};
+    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    Helper helper({"fault", to_hex(h)},
+                  {"SWCUDA_FAULTS=cuIpcOpenMemHandle:1:CUDA_ERROR_MAP_FAILED"});
+    CHECK(helper.wait() == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "an exported event is waited for and recorded by another process") {
+    const CUcontext ctx = create_context();
+    const CUstream s = create_stream();
+    const CUevent e = create_event(kInterprocess);
+    swt::Gate gate;
+    gate.start(ctx, s);
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));  // pending behind the gate
+    CUipcEventHandle h{};
+    SWT_REQUIRE_SUCCESS(ipc().get_event(&h, e));
+    Helper helper({"event", to_hex(h)}, {"SWCUDA_EXEC=deferred"});
+    CHECK(helper.hear() == "not-ready");
+    gate.finish();  // the record runs: the helper's cuEventSynchronize returns
+    CHECK(helper.hear() == "done");
+    // Now the helper records it, and runs the record when told to.
+    REQUIRE(helper.hear() == "recorded");
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    helper.say("sync");
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // until the helper's record ran
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    CHECK(helper.hear() == "synced");
+    CHECK(helper.wait() == 0);
+    // Recorded here again: local rules again.
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "memory and an event exported by another process") {
+    constexpr std::size_t count = 100;
+    Helper helper({"serve", std::to_string(count)}, {"SWCUDA_EXEC=deferred"});
+    const std::string line = helper.hear();
+    REQUIRE(line.size() == 2 * 2 * CU_IPC_HANDLE_SIZE + 1);
+    const auto mh = from_hex<CUipcMemHandle>(line.substr(0, 2 * CU_IPC_HANDLE_SIZE));
+    const auto eh = from_hex<CUipcEventHandle>(line.substr(2 * CU_IPC_HANDLE_SIZE + 1));
+    const CUcontext ctx = create_context();
+    CUdeviceptr p = 0;
+    SWT_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
+    std::vector<int> values(count);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
+    for (std::size_t i = 0; i < count; ++i) CHECK(values[i] == static_cast<int>(3 * i));
+    CUevent e = nullptr;
+    SWT_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
+    // Recorded by the helper, which runs nothing until it synchronizes (deferred mode).
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    helper.say("go");
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // blocks until the helper ran its memset
+    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
+    for (const int v : values) CHECK(v == 0x77);
+    const CUstream s = create_stream();
+    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(s, e, 0));  // complete: nothing to wait for
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32Async(p, 0x78, count, s));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    helper.say("check");
+    CHECK(helper.hear() == "ok");
+    CHECK(helper.wait() == 0);
+    // The exporter is gone. What was mapped stays mapped until closed, and opening it again
+    // in this context is one more reference.
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(p, 1, count));
+    CUdeviceptr q = 0;
+    SWT_REQUIRE_SUCCESS(ipc().open_memory(&q, mh, kLazy));
+    CHECK(q == p);
+    SWT_REQUIRE_SUCCESS(ipc().close_memory(q));
+    SWT_REQUIRE_SUCCESS(ipc().close_memory(p));
+    // Otherwise its handles name nothing.
+    SWT_CHECK_RESULT(ipc().open_memory(&q, mh, kLazy), CUDA_ERROR_INVALID_HANDLE);
+    CUevent f = nullptr;
+    SWT_CHECK_RESULT(ipc().open_event(&f, eh), CUDA_ERROR_INVALID_HANDLE);
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest, "imported memory and events go with their context") {
+    constexpr std::size_t count = 16;
+    Helper helper({"serve", std::to_string(count)}, {"SWCUDA_EXEC=deferred"});
+    const std::string line = helper.hear();
+    REQUIRE(line.size() == 2 * 2 * CU_IPC_HANDLE_SIZE + 1);
+    const auto mh = from_hex<CUipcMemHandle>(line.substr(0, 2 * CU_IPC_HANDLE_SIZE));
+    const auto eh = from_hex<CUipcEventHandle>(line.substr(2 * CU_IPC_HANDLE_SIZE + 1));
+    const CUcontext ctx = create_context();
+    CUdeviceptr p = 0;
+    CUevent e = nullptr;
+    SWT_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
+    SWT_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
+    CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 1);
+    const std::size_t mappings = ctl.reclaimed_handles(SWCU_IPC_MAPPING);
+    const std::size_t events = ctl.reclaimed_handles(SWCU_EVENT);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 0);
+    CHECK(ctl.reclaimed_handles(SWCU_IPC_MAPPING) == mappings + 1);
+    CHECK(ctl.reclaimed_handles(SWCU_EVENT) == events + 1);
+    const CUcontext again = create_context();  // opens anew
+    SWT_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
+    SWT_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
+    helper.say("go");
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(p, 0x78, count));
+    SWT_REQUIRE_SUCCESS(ipc().close_memory(p));
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(again));
+    helper.say("check");
+    CHECK(helper.hear() == "ok");
+    CHECK(helper.wait() == 0);
+  }
+}

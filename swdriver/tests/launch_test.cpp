@@ -1,0 +1,579 @@
+// Launches: checks, argument packing, the launch log, registered host functions in stream
+// order, CUkernel launches, and the note for kernels without a host function.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <numeric>
+#include <swcuda/emulation.hpp>
+#include <thread>
+
+#include "module_support.hpp"
+
+namespace {
+
+using swt::mod;
+using swt::ModuleTest;
+
+struct pair {
+  double a;
+  int b;
+};
+
+// Host stand-ins for kernels/sw_kernels.cu.
+void saxpy(const swcu_launch* launch, void*) {
+  const auto a = swcuda::param<float>(*launch, 0);
+  const auto* x = swcuda::param<const float*>(*launch, 1);
+  auto* y = swcuda::param<float*>(*launch, 2);
+  const auto n = swcuda::param<int>(*launch, 3);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(block.x * launch->block[0] + thread.x);
+    if (i < n) y[i] = a * x[i] + y[i];
+  });
+}
+
+// Appends the launch's first int parameter to the std::vector<int> at `user`.
+void record_order(const swcu_launch* launch, void* user) {
+  static_cast<std::vector<int>*>(user)->push_back(swcuda::param<int>(*launch, 0));
+}
+
+// count_up(int times): adds to the counter global, whose address the test passes as `user`.
+void count_up(const swcu_launch* launch, void* user) {
+  *static_cast<int*>(user) += swcuda::param<int>(*launch, 0);
+}
+
+struct Registration {
+  Registration(const char* name, swcu_kernel_fn fn, void* user) : name_(name) {
+    REQUIRE(swt::control().register_kernel(name, fn, user) == 0);
+  }
+  ~Registration() { swt::control().register_kernel(name_, nullptr, nullptr); }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+
+ private:
+  const char* name_;
+};
+
+struct LaunchTest : ModuleTest {
+  LaunchTest() : m(load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")))) {}
+  ~LaunchTest() { mod().cuModuleUnload(m); }
+  LaunchTest(const LaunchTest&) = delete;
+  LaunchTest& operator=(const LaunchTest&) = delete;
+
+  CUresult launch(CUfunction f, unsigned grid, unsigned block, void** params = nullptr,
+                  unsigned shared = 0, CUstream stream = nullptr) {
+    return mod().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared, stream, params, nullptr);
+  }
+  CUresult launch_ex(CUfunction f, CUlaunchConfig config, std::vector<CUlaunchAttribute> attrs,
+                     void** params = nullptr) {
+    config.attrs = attrs.data();
+    config.numAttrs = static_cast<unsigned>(attrs.size());
+    return mod().cuLaunchKernelEx(&config, f, params, nullptr);
+  }
+  static CUlaunchConfig config(unsigned grid, unsigned block) {
+    CUlaunchConfig c{};
+    c.gridDimX = grid;
+    c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = block;
+    c.blockDimY = c.blockDimZ = 1;
+    return c;
+  }
+
+  CUmodule m;
+};
+
+CUlaunchAttribute cluster(unsigned x, unsigned y = 1, unsigned z = 1) {
+  CUlaunchAttribute a{};
+  a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  a.value.clusterDim.x = x;
+  a.value.clusterDim.y = y;
+  a.value.clusterDim.z = z;
+  return a;
+}
+
+}  // namespace
+
+TEST_SUITE("launches") {
+  TEST_CASE_FIXTURE(LaunchTest, "a registered host function computes through copy, launch, copy") {
+    const Registration r("saxpy", &saxpy, nullptr);
+    constexpr int n = 1000;
+    std::vector<float> x(n), y(n, 1.0f);
+    std::iota(x.begin(), x.end(), 0.0f);
+    CUdeviceptr dx = 0, dy = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dx, n * sizeof(float)));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dy, n * sizeof(float)));
+    const CUstream s = swt::create_stream();
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dx, x.data(), n * sizeof(float), s));
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dy, y.data(), n * sizeof(float), s));
+    float a = 2.0f;
+    int count = n;
+    void* params[] = {&a, &dx, &dy, &count};
+    const CUfunction f = function(m, "saxpy");
+    SWT_REQUIRE_SUCCESS(launch(f, (n + 127) / 128, 128, params, 0, s));
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(y.data(), dy, n * sizeof(float), s));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    for (int i = 0; i < n; ++i)
+      REQUIRE(y[static_cast<std::size_t>(i)] == 2.0f * static_cast<float>(i) + 1.0f);
+    const swcu_launch l = last_launch();
+    CHECK(std::string(l.kernel) == "saxpy");
+    CHECK(l.grid[0] == 8);
+    CHECK(l.block[0] == 128);
+    CHECK(l.stream == s);
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(dx));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(dy));
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "arguments are packed by the layout, from kernelParams or extra") {
+    const CUfunction f = function(m, "with_struct");
+    pair p{2.5, 7};
+    unsigned char c = 'x';
+    short sh = -3;
+    auto* out = reinterpret_cast<long long*>(std::uintptr_t{0x1234560});
+    void* params[] = {&p, &c, &sh, &out};
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    swcu_launch l = last_launch();
+    REQUIRE(l.params_size == 32);
+    REQUIRE(l.param_count == 4);
+    CHECK(std::vector<std::size_t>(l.param_offsets, l.param_offsets + 4) ==
+          std::vector<std::size_t>{0, 16, 18, 24});
+    CHECK(std::vector<std::size_t>(l.param_sizes, l.param_sizes + 4) ==
+          std::vector<std::size_t>{16, 1, 2, 8});
+    pair back{};
+    std::memcpy(&back, l.params, sizeof back);
+    CHECK(back.a == 2.5);
+    CHECK(back.b == 7);
+    CHECK(l.params[16] == 'x');
+    CHECK(swcuda::param<short>(l, 2) == -3);
+    CHECK(swcuda::param<long long*>(l, 3) == out);
+    CHECK(swcuda::param<pair>(l, 0).b == 7);
+
+    // The same bytes through `extra`.
+    std::vector<unsigned char> buffer(l.params, l.params + l.params_size);
+    std::size_t size = buffer.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &size, CU_LAUNCH_PARAM_END};
+    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
+    const swcu_launch from_extra = last_launch();
+    CHECK(from_extra.param_count == 4);
+    CHECK(std::equal(buffer.begin(), buffer.end(), from_extra.params));
+
+    // Both ways at once, a short buffer, a missing size, an unknown setting: refused.
+    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, extra),
+                     CUDA_ERROR_INVALID_VALUE);
+    size = 31;
+    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra),
+                     CUDA_ERROR_INVALID_VALUE);
+    void* no_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_END};
+    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, no_size),
+                     CUDA_ERROR_INVALID_VALUE);
+    void* unknown[] = {reinterpret_cast<void*>(std::uintptr_t{0x77}), buffer.data(),
+                       CU_LAUNCH_PARAM_END};
+    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, unknown),
+                     CUDA_ERROR_INVALID_VALUE);
+    // A kernel with parameters needs them; one without takes none.
+    SWT_CHECK_RESULT(launch(f, 1, 1, nullptr), CUDA_ERROR_INVALID_VALUE);
+    void* with_null[] = {&p, nullptr, &sh, &out};
+    SWT_CHECK_RESULT(launch(f, 1, 1, with_null), CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(launch(function(m, "no_params"), 1, 1, nullptr));
+    CHECK(last_launch().param_count == 0);
+    CHECK(last_launch().params_size == 0);
+    CHECK(ctl.launch_log_size() == 3);  // refused launches are not logged
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "the launch log keeps every launch until it is cleared") {
+    ctl.clear_launch_log();
+    CHECK(ctl.launch_log_size() == 0);
+    swcu_launch l{};
+    CHECK(ctl.launch_log_entry(0, &l) == -1);
+    const CUfunction f = function(m, "count_up");
+    for (int i = 0; i < 3; ++i) {
+      int times = i;
+      void* params[] = {&times};
+      SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 2, 3, 4, 8, 4, 2, 256, nullptr, params, nullptr));
+    }
+    REQUIRE(ctl.launch_log_size() == 3);
+    swcu_launch first{};
+    REQUIRE(ctl.launch_log_entry(0, &first) == 0);
+    CHECK(ctl.launch_log_entry(3, &l) == -1);
+    CHECK(ctl.launch_log_entry(0, nullptr) == -1);
+    CHECK(std::string(first.kernel) == "count_up");
+    CHECK((first.grid[0] == 2 && first.grid[1] == 3 && first.grid[2] == 4));
+    CHECK((first.block[0] == 8 && first.block[1] == 4 && first.block[2] == 2));
+    CHECK((first.cluster[0] == 1 && first.cluster[1] == 1 && first.cluster[2] == 1));
+    CHECK(first.shared_bytes == 256);
+    CHECK(first.cooperative == 0);
+    CHECK(first.priority == 0);
+    CHECK(first.stream == nullptr);
+    CHECK(swcuda::param<int>(first, 0) == 0);
+    // Entries stay valid while more launches come.
+    for (int i = 0; i < 100; ++i) {
+      int times = 0;
+      void* params[] = {&times};
+      SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    }
+    CHECK(std::string(first.kernel) == "count_up");
+    swcu_launch third{};
+    REQUIRE(ctl.launch_log_entry(2, &third) == 0);
+    CHECK(swcuda::param<int>(third, 0) == 2);
+    ctl.clear_launch_log();
+    CHECK(ctl.launch_log_size() == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "launch dimensions and shared memory are checked") {
+    const CUfunction f = function(m, "no_params");
+    const auto launch3 = [&](unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned shared) {
+      return mod().cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, nullptr, nullptr, nullptr);
+    };
+    SWT_CHECK_RESULT(launch3(0, 1, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 0, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 1025, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 65, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 64, 32, 1, 0), CUDA_ERROR_INVALID_VALUE);  // 2048 threads
+    SWT_CHECK_RESULT(launch3(1, 65536, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(launch3(1, 1, 65536, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(launch3(2147483647u, 65535, 65535, 1024, 1, 1, 0), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 32, 32, 1, 49152), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 49153), CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(
+        mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100000), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100001), CUDA_ERROR_INVALID_VALUE);
+    // A kernel built for fewer threads (__launch_bounds__(256)).
+    int* out = nullptr;
+    void* params[] = {&out};
+    const CUfunction bounded = function(m, "bounded");
+    SWT_CHECK_RESULT(launch(bounded, 1, 256, params), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(launch(bounded, 1, 257, params), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    // Handles.
+    SWT_CHECK_RESULT(launch(reinterpret_cast<CUfunction>(m), 1, 1), CUDA_ERROR_INVALID_HANDLE);
+    SWT_CHECK_RESULT(launch(f, 1, 1, nullptr, 0, reinterpret_cast<CUstream>(f)),
+                     CUDA_ERROR_INVALID_HANDLE);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    CUcontext popped = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWT_CHECK_RESULT(launch(f, 1, 1), CUDA_ERROR_INVALID_CONTEXT);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "cuLaunchKernelEx: clusters, cooperation, priority, events") {
+    const CUfunction f = function(m, "no_params");
+    CUlaunchConfig c = config(4, 32);
+    c.gridDimY = 2;
+    SWT_REQUIRE_SUCCESS(launch_ex(f, c, {cluster(2, 1)}));
+    swcu_launch l = last_launch();
+    CHECK((l.cluster[0] == 2 && l.cluster[1] == 1 && l.cluster[2] == 1));
+    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(3)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);  // 4 % 3
+    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(0)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    c.gridDimX = 32;
+    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(8)}), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(16)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWT_REQUIRE_SUCCESS(
+        mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(16)}), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(32)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+
+    // A kernel with a compile-time cluster size gets it; another one is refused.
+    int* out = nullptr;
+    void* params[] = {&out};
+    const CUfunction clustered = function(m, "clustered");
+    SWT_REQUIRE_SUCCESS(launch_ex(clustered, config(4, 32), {}, params));
+    CHECK(last_launch().cluster[0] == 2);
+    SWT_CHECK_RESULT(launch_ex(clustered, config(4, 32), {cluster(4)}, params),
+                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWT_CHECK_RESULT(launch_ex(clustered, config(3, 32), {}, params),
+                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+
+    CUlaunchAttribute coop{};
+    coop.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    coop.value.cooperative = 1;
+    CUlaunchAttribute priority{};
+    priority.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    priority.value.priority = -3;
+    SWT_REQUIRE_SUCCESS(launch_ex(f, config(2, 64), {coop, priority}));
+    l = last_launch();
+    CHECK(l.cooperative == 1);
+    CHECK(l.priority == -3);
+
+    CUlaunchAttribute unknown{};
+    unknown.id = swt::invalid_enum<CUlaunchAttributeID>(999);
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
+    unknown.id = swt::invalid_enum<CUlaunchAttributeID>(15);
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
+    CUlaunchAttribute graphs_only{};
+    graphs_only.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+    graphs_only.value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {graphs_only}), CUDA_ERROR_INVALID_VALUE);
+    CUlaunchAttribute ignored{};
+    ignored.id = CU_LAUNCH_ATTRIBUTE_IGNORE;
+    CUlaunchAttribute serialize{};
+    serialize.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    serialize.value.programmaticStreamSerializationAllowed = 1;
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {ignored, serialize}), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(mod().cuLaunchKernelEx(nullptr, f, nullptr, nullptr),
+                     CUDA_ERROR_INVALID_VALUE);
+    c = config(1, 1);
+    c.numAttrs = 1;
+    SWT_CHECK_RESULT(mod().cuLaunchKernelEx(&c, f, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+
+    // A completion event is recorded after the kernel; it must not time.
+    const CUevent timing = swt::create_event();
+    const CUevent quiet = swt::create_event(CU_EVENT_DISABLE_TIMING);
+    CUlaunchAttribute completion{};
+    completion.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+    completion.value.launchCompletionEvent.event = timing;
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_VALUE);
+    completion.value.launchCompletionEvent.event = quiet;
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_SUCCESS);
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(quiet));
+    SWT_CHECK_RESULT(cu.cuEventQuery(quiet), CUDA_SUCCESS);
+    completion.value.launchCompletionEvent.event = reinterpret_cast<CUevent>(f);
+    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_HANDLE);
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(timing));
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(quiet));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "a cooperative grid must fit on the device at once") {
+    const CUfunction f = function(m, "no_params");
+    const auto coop = [&](unsigned grid, unsigned block) {
+      return mod().cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, 0, nullptr, nullptr);
+    };
+    // 32 blocks of 32 threads per SM, 132 SMs; 2 blocks of 1024.
+    SWT_CHECK_RESULT(coop(132 * 32, 32), CUDA_SUCCESS);
+    CHECK(last_launch().cooperative == 1);
+    SWT_CHECK_RESULT(coop(132 * 32 + 1, 32), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    SWT_CHECK_RESULT(coop(132 * 2, 1024), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(coop(132 * 2 + 1, 1024), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    SWT_CHECK_RESULT(mod().cuLaunchCooperativeKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr),
+                     CUDA_SUCCESS);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "host functions run in stream order with other stream work") {
+    std::vector<int> order;
+    const Registration r("count_up", &record_order, &order);
+    const CUfunction f = function(m, "count_up");
+    const CUstream s = swt::create_stream();
+    swt::Log log;
+    int one = 1, three = 3;
+    void* p1[] = {&one};
+    void* p3[] = {&three};
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p1, 0, s));
+    SWT_REQUIRE_SUCCESS(log.enqueue(s, 2));
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p3, 0, s));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    CHECK(order == std::vector<int>{1, 3});
+    CHECK(log.order() == std::vector<int>{2});
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest,
+                    "inside a host function driver calls are refused, control calls work") {
+    struct Seen {
+      CUresult driver = CUDA_SUCCESS;
+      std::size_t log_size = 0;
+    } seen;
+    const Registration r(
+        "no_params",
+        [](const swcu_launch*, void* user) {
+          auto& s = *static_cast<Seen*>(user);
+          int count = 0;
+          s.driver = swt::api().cuDeviceGetCount(&count);
+          s.log_size = swt::control().launch_log_size();
+        },
+        &seen);
+    ctl.clear_launch_log();
+    SWT_REQUIRE_SUCCESS(launch(function(m, "no_params"), 1, 1));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWT_CHECK_RESULT(seen.driver, CUDA_ERROR_NOT_PERMITTED);
+    CHECK(seen.log_size == 1);
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest,
+                    "registering replaces, NULL removes, a global is the kernel's memory") {
+    CUdeviceptr counter = 0;
+    SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, nullptr, m, "counter"));
+    auto* value = reinterpret_cast<int*>(counter);  // device memory is host memory here
+    const CUfunction f = function(m, "count_up");
+    int five = 5;
+    void* params[] = {&five};
+    std::vector<int> order;
+    CHECK(ctl.register_kernel("count_up", &record_order, &order) == 0);
+    CHECK(ctl.register_kernel("count_up", &count_up, value) == 0);  // replaces
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    int host = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
+    CHECK(host == 5);
+    CHECK(order.empty());
+    CHECK(ctl.register_kernel("count_up", nullptr, nullptr) == 0);  // removes
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
+    CHECK(host == 5);
+    CHECK(ctl.register_kernel(nullptr, &count_up, nullptr) == -1);
+  }
+
+  TEST_CASE_FIXTURE(ModuleTest, "a kernel without a host function is logged, with one note") {
+    const CUmodule m = load(swt::ptx(".visible .entry never_registered_kernel() { ret; }\n"));
+    const CUfunction f = function(m, "never_registered_kernel");
+    swt::StderrCapture capture;
+    for (int i = 0; i < 3; ++i) {
+      SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
+    }
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    const std::string text = capture.finish();
+    INFO(text);
+    CHECK(text ==
+          "swcuda: kernel never_registered_kernel has no registered host function; its launches "
+          "are logged and do nothing\n");
+    CHECK(ctl.launch_log_size() == 3);
+    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+  }
+
+  TEST_CASE_FIXTURE(ModuleTest, "a CUkernel launches in the context of the stream") {
+    std::vector<int> order;
+    const Registration r("count_up", &record_order, &order);
+    CUlibrary lib = nullptr;
+    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.cubin"));
+    SWT_REQUIRE_SUCCESS(
+        mod().cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CUkernel k = nullptr;
+    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&k, lib, "count_up"));
+    const auto as_function = reinterpret_cast<CUfunction>(k);
+    int seven = 7;
+    void* params[] = {&seven};
+    SWT_REQUIRE_SUCCESS(
+        mod().cuLaunchKernel(as_function, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
+    const CUstream s = swt::create_stream();
+    seven = 8;
+    CUlaunchConfig c{};
+    c.gridDimX = c.gridDimY = c.gridDimZ = c.blockDimX = c.blockDimY = c.blockDimZ = 1;
+    c.hStream = s;
+    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernelEx(&c, as_function, params, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    CHECK(order == std::vector<int>{7, 8});
+    CHECK(std::string(last_launch().kernel) == "count_up");
+    int blocks = 0;
+    SWT_REQUIRE_SUCCESS(
+        mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, as_function, 256, 0));
+    CHECK(blocks == 8);
+
+    // A module function of another context is refused on this context's stream.
+    const CUcontext other = swt::create_context();
+    CUmodule m = nullptr;
+    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.data()));
+    CUfunction foreign = nullptr;
+    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&foreign, m, "no_params"));
+    SWT_CHECK_RESULT(mod().cuLaunchKernel(foreign, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
+                     CUDA_ERROR_INVALID_HANDLE);
+    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "threads launch concurrently into their own streams") {
+    std::atomic<int> runs{0};
+    const Registration r(
+        "count_up",
+        [](const swcu_launch* launch, void* user) {
+          static_cast<std::atomic<int>*>(user)->fetch_add(swcuda::param<int>(*launch, 0));
+        },
+        &runs);
+    const CUfunction f = function(m, "count_up");
+    ctl.clear_launch_log();
+    constexpr int kThreads = 4;
+    constexpr int kLaunches = 100;
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        if (cu.cuCtxSetCurrent(ctx) != CUDA_SUCCESS) ++failures;
+        CUstream s = nullptr;
+        if (cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) ++failures;
+        int one = 1;
+        void* params[] = {&one};
+        for (int i = 0; i < kLaunches; ++i) {
+          if (mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, nullptr) != CUDA_SUCCESS) {
+            ++failures;
+          }
+        }
+        if (cu.cuStreamSynchronize(s) != CUDA_SUCCESS) ++failures;
+        if (cu.cuStreamDestroy_v2(s) != CUDA_SUCCESS) ++failures;
+        cu.cuCtxSetCurrent(nullptr);
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(failures == 0);
+    CHECK(runs == kThreads * kLaunches);
+    CHECK(ctl.launch_log_size() == static_cast<std::size_t>(kThreads * kLaunches));
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "_ptsz launches go to the per-thread default stream") {
+    std::vector<int> order;
+    const Registration r("count_up", &record_order, &order);
+    const CUfunction f = function(m, "count_up");
+    int v = 4;
+    void* params[] = {&v};
+    SWT_REQUIRE_SUCCESS(
+        mod().cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
+    CUlaunchConfig c = config(1, 1);
+    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernelEx_ptsz(&c, f, params, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize_ptsz(nullptr));
+    CHECK(order == std::vector<int>{4, 4});
+    CHECK(last_launch().stream == nullptr);
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "an async fault fails the launch when it runs") {
+    std::vector<int> order;
+    const Registration r("count_up", &record_order, &order);
+    const CUfunction f = function(m, "count_up");
+    int v = 1;
+    void* params[] = {&v};
+    REQUIRE(ctl.add_fault_rule("cuLaunchKernel:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
+    const CUstream s = swt::create_stream();
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));  // the call succeeds
+    v = 2;
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));
+    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    CHECK(order == std::vector<int>{2});  // the failed launch ran no host function
+    CHECK(ctl.launch_log_size() == 2);
+    REQUIRE(ctl.add_fault_rule("cuLaunchKernel:1:CUDA_ERROR_INVALID_VALUE") == 0);
+    SWT_CHECK_RESULT(launch(f, 1, 1, params, 0, s), CUDA_ERROR_INVALID_VALUE);
+    CHECK(ctl.launch_log_size() == 2);
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+  }
+}
+
+TEST_SUITE("deferred") {
+  TEST_CASE_FIXTURE(LaunchTest,
+                    "deferred: kernel launches run in stream order when something synchronizes") {
+    std::vector<int> order;
+    const Registration r("count_up", &record_order, &order);
+    const CUfunction f = function(m, "count_up");
+    const CUstream s = swt::create_stream();
+    const CUevent e = swt::create_event();
+    int one = 1, two = 2;
+    void* p1[] = {&one};
+    void* p2[] = {&two};
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p1, 0, s));
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p2, 0, s));
+    CHECK(ctl.launch_log_size() == 2);  // logged at the call
+    CHECK(order.empty());               // run later
+    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    CHECK(order == std::vector<int>{1});
+    ctl.clear_launch_log();  // pending launches keep their records
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    CHECK(order == std::vector<int>{1, 2});
+    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+  }
+}

@@ -1,0 +1,153 @@
+// Occupancy: the model of 2048 threads, 32 blocks and 228 KiB of shared memory per SM (1 KiB
+// reserved per block), 132 SMs.
+#include <array>
+
+#include "module_support.hpp"
+
+namespace {
+
+using swt::mod;
+using swt::ModuleTest;
+
+struct OccupancyTest : ModuleTest {
+  OccupancyTest() : m(load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")))) {}
+  ~OccupancyTest() { mod().cuModuleUnload(m); }
+  OccupancyTest(const OccupancyTest&) = delete;
+  OccupancyTest& operator=(const OccupancyTest&) = delete;
+
+  int blocks(CUfunction f, int block_size, std::size_t dynamic) {
+    int n = -1;
+    SWT_REQUIRE_SUCCESS(
+        mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, block_size, dynamic));
+    return n;
+  }
+
+  CUmodule m;
+};
+
+// Dynamic shared memory of 200 bytes per thread.
+size_t two_hundred_per_thread(int block_size) { return static_cast<size_t>(block_size) * 200; }
+
+CUlaunchConfig config(unsigned block, std::array<CUlaunchAttribute, 1>* cluster = nullptr) {
+  CUlaunchConfig c{};
+  c.gridDimX = 16;
+  c.gridDimY = c.gridDimZ = 1;
+  c.blockDimX = block;
+  c.blockDimY = c.blockDimZ = 1;
+  if (cluster != nullptr) {
+    c.attrs = cluster->data();
+    c.numAttrs = 1;
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_SUITE("occupancy") {
+  TEST_CASE_FIXTURE(OccupancyTest, "active blocks per multiprocessor") {
+    const CUfunction f = function(m, "no_params");
+    CHECK(blocks(f, 32, 0) == 32);  // the block limit
+    CHECK(blocks(f, 256, 0) == 8);  // 2048 threads
+    CHECK(blocks(f, 1024, 0) == 2);
+    CHECK(blocks(f, 100, 0) == 16);     // whole warps: 128 threads each
+    CHECK(blocks(f, 256, 49152) == 4);  // 233472 / (49152 + 1024)
+    CHECK(blocks(f, 64, 49153) == 0);   // more than the kernel's dynamic shared memory limit
+    CHECK(blocks(f, 1025, 0) == 0);
+    const CUfunction bounded = function(m, "bounded");
+    CHECK(blocks(bounded, 512, 0) == 0);  // more than __launch_bounds__(256)
+    const CUfunction shared = function(m, "static_shared");
+    SWT_REQUIRE_SUCCESS(
+        mod().cuFuncSetAttribute(shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
+    CHECK(blocks(shared, 32, 100000) == 2);  // 233472 / (100000 + 400 + 1024)
+    int n = 0;
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        &n, f, 256, 0, CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
+    CHECK(n == 8);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, f, 256, 0, 2),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 0, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(nullptr, f, 32, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                         &n, reinterpret_cast<CUfunction>(m), 32, 0),
+                     CUDA_ERROR_INVALID_HANDLE);
+  }
+
+  TEST_CASE_FIXTURE(OccupancyTest, "the block size with the most resident threads") {
+    int grid = 0;
+    int block = 0;
+    const CUfunction f = function(m, "no_params");
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, 0));
+    CHECK(block == 1024);
+    CHECK(grid == 2 * 132);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, 200));
+    CHECK(block == 128);  // 200 threads: 9 blocks, 1800 threads; 128: 16 blocks fill the SM
+    CHECK(grid == 16 * 132);
+    const CUfunction bounded = function(m, "bounded");
+    SWT_REQUIRE_SUCCESS(
+        mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, bounded, nullptr, 0, 0));
+    CHECK(block == 256);
+    CHECK(grid == 8 * 132);
+    // Dynamic shared memory that grows with the block: 224 threads, 5 blocks per SM, is best.
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSizeWithFlags(
+        &grid, &block, f, &two_hundred_per_thread, 0, 0, CU_OCCUPANCY_DEFAULT));
+    CHECK(block == 224);
+    CHECK(grid == 5 * 132);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxPotentialBlockSize(nullptr, &block, f, nullptr, 0, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, -1),
+                     CUDA_ERROR_INVALID_VALUE);
+  }
+
+  TEST_CASE_FIXTURE(OccupancyTest, "dynamic shared memory available per block") {
+    const CUfunction f = function(m, "no_params");
+    std::size_t bytes = 0;
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 2, 256));
+    CHECK(bytes == 233472 / 2 - 1024);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 1, 256));
+    CHECK(bytes == 232448);  // capped at the opt-in maximum
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(
+        &bytes, function(m, "static_shared"), 2, 256));
+    CHECK(bytes == 233472 / 2 - 1024 - 400);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 9, 256));
+    CHECK(bytes == 0);  // 9 blocks of 256 threads do not fit
+    SWT_CHECK_RESULT(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 0, 256),
+                     CUDA_ERROR_INVALID_VALUE);
+  }
+
+  TEST_CASE_FIXTURE(OccupancyTest, "clusters") {
+    const CUfunction f = function(m, "no_params");
+    std::array<CUlaunchAttribute, 1> two{};
+    two[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    two[0].value.clusterDim.x = 2;
+    two[0].value.clusterDim.y = two[0].value.clusterDim.z = 1;
+    CUlaunchConfig c = config(128, &two);
+    int n = 0;
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    CHECK(n == 16 * 132 / 2);
+    c = config(128);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, &c),
+                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(m, "clustered"), &c));
+    CHECK(n == 16 * 132 / 2);  // its compile-time size
+    two[0].value.clusterDim.x = 16;
+    c = config(128, &two);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, &c),
+                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, nullptr), CUDA_ERROR_INVALID_VALUE);
+
+    c = config(128);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c));
+    CHECK(n == 8);
+    SWT_REQUIRE_SUCCESS(
+        mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c));
+    CHECK(n == 16);
+    c = config(128, &two);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    CHECK(n == 16 * 132 / 16);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, function(m, "clustered"), &c));
+    CHECK(n == 2);
+  }
+}
