@@ -67,8 +67,10 @@ CUDA_MEMSET_NODE_PARAMS fill_params(CUdeviceptr dst, unsigned value, std::size_t
   return p;
 }
 
-// Checks an add_* result and returns the new node.
-graph_node added(CUresult r, CUgraphNode node, const char* api, const char* kind,
+// Checks an add_* result and returns the new node. `node` is taken by reference so that
+// `added(drv().cuGraphAddXNode(&n, ...), n, ...)` reads `n` after the driver wrote it (a copy
+// could be made before the call, as argument evaluation order is unspecified).
+graph_node added(CUresult r, const CUgraphNode& node, const char* api, const char* kind,
                  std::source_location where) {
   if (r != CUDA_SUCCESS) {
     detail::throw_graph_error(r, api, std::string{"adding a "} + kind + " node", where);

@@ -74,8 +74,17 @@ peer_access::~peer_access() {
   // Disabling acts on the current context: make `from` current without throwing.
   const auto& d = drv();
   CUcontext current{};
-  const bool switched = d.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != from_->handle &&
-                        d.cuCtxPushCurrent(from_->handle) == CUDA_SUCCESS;
+  if (const CUresult r = d.cuCtxGetCurrent(&current); r != CUDA_SUCCESS) {
+    check_nothrow(r, "cuCtxGetCurrent");
+    return;
+  }
+  const bool switched = current != from_->handle;
+  if (switched) {
+    if (const CUresult r = d.cuCtxPushCurrent(from_->handle); r != CUDA_SUCCESS) {
+      check_nothrow(r, "cuCtxPushCurrent");
+      return;
+    }
+  }
   check_nothrow(d.cuCtxDisablePeerAccess(to_->handle), "cuCtxDisablePeerAccess");
   if (switched) {
     CUcontext popped{};

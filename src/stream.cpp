@@ -17,7 +17,52 @@ struct stored_exception {
 std::mutex host_exceptions_mutex;
 std::vector<stored_exception> host_exceptions;  // few at a time: a vector beats a map
 
+void run_host_work(host_work_base& work) noexcept {
+  try {
+    work.run();
+  } catch (...) {
+    store_host_exception(work.stream, std::current_exception());
+  }
+}
+
+void CUDA_CB run_host_work_once(void* data) noexcept {
+  const std::unique_ptr<host_work_base> work{static_cast<host_work_base*>(data)};
+  run_host_work(*work);
+}
+
+void CUDA_CB run_captured_host_work(void* data) noexcept {
+  run_host_work(*static_cast<host_work_base*>(data));
+}
+
+void CUDA_CB destroy_host_work(void* data) noexcept { delete static_cast<host_work_base*>(data); }
+
 }  // namespace
+
+void launch_host_work(CUstream stream, std::unique_ptr<host_work_base> work,
+                      std::source_location where) {
+  const auto& d = driver();
+  CUstreamCaptureStatus status{};
+  CUgraph graph{};
+  check(d.cuStreamGetCaptureInfo(stream, &status, nullptr, &graph, nullptr, nullptr, nullptr),
+        "cuStreamGetCaptureInfo", where);
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    check(d.cuLaunchHostFunc(stream, &run_host_work_once, work.get()), "cuLaunchHostFunc", where);
+    (void)work.release();  // the callback owns it now
+    return;
+  }
+  CUuserObject object{};
+  check(d.cuUserObjectCreate(&object, work.get(), &destroy_host_work, 1,
+                             CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+        "cuUserObjectCreate", where);
+  auto* data = work.release();  // the user object owns it now
+  if (const CUresult r = d.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE);
+      r != CUDA_SUCCESS) {
+    check_nothrow(d.cuUserObjectRelease(object, 1), "cuUserObjectRelease");
+    check(r, "cuGraphRetainUserObject", where);
+  }
+  // Should this fail, the capture graph still owns the work and frees it with the graph.
+  check(d.cuLaunchHostFunc(stream, &run_captured_host_work, data), "cuLaunchHostFunc", where);
+}
 
 void store_host_exception(CUstream stream, std::exception_ptr error) noexcept {
   try {

@@ -45,20 +45,25 @@ void rethrow_host_exception(CUstream stream);
 /// Forgets exceptions stored for `stream` (it is being destroyed).
 void forget_host_exceptions(CUstream stream) noexcept;
 
-/// A heap copy of a host callable and the stream it runs on.
-template <class F>
-struct host_work {
-  F fn;
+/// A heap copy of a host callable and the stream it was enqueued on. Its exceptions are kept
+/// for that stream's next synchronize().
+struct host_work_base {
+  explicit host_work_base(CUstream s) noexcept : stream{s} {}
+  virtual ~host_work_base() = default;
+  virtual void run() = 0;
   CUstream stream;
-  static void CUDA_CB run(void* data) noexcept {
-    std::unique_ptr<host_work> work{static_cast<host_work*>(data)};
-    try {
-      work->fn();
-    } catch (...) {
-      store_host_exception(work->stream, std::current_exception());
-    }
-  }
 };
+template <class F>
+struct host_work final : host_work_base {
+  host_work(F f, CUstream s) : host_work_base{s}, fn{std::move(f)} {}
+  void run() override { fn(); }
+  F fn;
+};
+/// Enqueues `work` with cuLaunchHostFunc. Outside a capture the callback deletes the work after
+/// it ran once; during a capture a user object retained by the capture graph owns it, so every
+/// launch of the graph (and of its executable graphs) can run it again.
+void launch_host_work(CUstream stream, std::unique_ptr<host_work_base> work,
+                      std::source_location where);
 }  // namespace detail
 
 /// A non-owning view of a stream. Cheap to copy; functions take it by value. The same type
@@ -102,16 +107,17 @@ class stream_ref {
     check(detail::driver().cuEventRecord(e.get(), handle_), "cuEventRecord", where);
   }
 
-  /// Runs `fn` on a driver thread once the work before it is done (cuLaunchHostFunc). The
-  /// stream owns a moved copy of `fn` until it has run. `fn` must not call CUDA. An exception
-  /// escaping `fn` is kept and rethrown by this stream's next synchronize().
+  /// Runs `fn` on a driver thread once the work before it is done (cuLaunchHostFunc; one more
+  /// call, cuStreamGetCaptureInfo, tells whether the stream is capturing). The stream owns a
+  /// moved copy of `fn` until it has run; in a capture, the captured graph owns it for as long
+  /// as the graph or an executable graph made from it lives, and each launch runs it. `fn` must
+  /// not call CUDA. An exception escaping `fn` is kept and rethrown by the next synchronize()
+  /// of this stream (the stream it was enqueued on, also when a captured graph runs it).
   template <class F>
   void enqueue(F&& fn, std::source_location where = std::source_location::current()) const {
-    using work_type = detail::host_work<std::decay_t<F>>;
-    auto work = std::make_unique<work_type>(work_type{std::forward<F>(fn), handle_});
-    check(detail::driver().cuLaunchHostFunc(handle_, &work_type::run, work.get()),
-          "cuLaunchHostFunc", where);
-    (void)work.release();  // the callback owns it now
+    detail::launch_host_work(
+        handle_, std::make_unique<detail::host_work<std::decay_t<F>>>(std::forward<F>(fn), handle_),
+        where);
   }
 
   /// Launches a kernel (a typed_kernel or an untyped kernel) with `config` and `args`

@@ -102,6 +102,36 @@ TEST_SUITE("graph") {
     CHECK(host_runs == 1);
   }
 
+  TEST_CASE_FIXTURE(fixture, "captured host work runs on every launch and lives as long as the graph") {
+    auto counter = std::make_shared<int>(0);
+    std::weak_ptr<int> watch = counter;
+    std::optional<cuwrap::graph_exec> exec;
+    {
+      auto capture = s.begin_capture();
+      s.enqueue([counter = std::move(counter)] { ++*counter; });
+      exec.emplace(capture.end().instantiate());
+    }  // the captured graph is gone: the executable graph keeps the callable
+    REQUIRE_FALSE(watch.expired());
+    for (int i = 0; i < 3; ++i) {
+      exec->launch(s);
+    }
+    s.synchronize();
+    CHECK(*watch.lock() == 3);
+    exec.reset();
+    CHECK(watch.expired());
+  }
+
+  TEST_CASE_FIXTURE(fixture, "an exception from captured host work is reported by the capturing stream") {
+    cuwrap::graph g = [&] {
+      auto capture = s.begin_capture();
+      s.enqueue([] { throw std::runtime_error{"captured work failed"}; });
+      return capture.end();
+    }();
+    auto exec = g.instantiate();
+    exec.launch(s);
+    CHECK_THROWS_WITH_AS(s.synchronize(), "captured work failed", std::runtime_error);
+  }
+
   TEST_CASE_FIXTURE(fixture, "synchronizing a capturing stream is refused") {
     auto capture = s.begin_capture();
     CHECK_THROWS_WITH_AS(s.synchronize(), doctest::Contains("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"),

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "fault_sweep.hpp"
+#include "call_checks.hpp"
 #include "sw_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
+using cuwrap::testing::check_one_call;
 using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
 
@@ -20,14 +22,6 @@ std::vector<int> iota_vector(std::size_t n, int first = 0) {
   std::vector<int> v(n);
   std::iota(v.begin(), v.end(), first);
   return v;
-}
-
-// Exactly one driver call, and it is `name`.
-template <class F>
-void check_one_call(const char* name, F&& operation) {
-  const auto calls = calls_made_by(std::forward<F>(operation));
-  CHECK_MESSAGE(cuwrap::testing::total(calls) == 1, name, ": ", calls.size(), " functions");
-  CHECK(calls.count(name) == 1);
 }
 
 // A primary context made current for the test: synchronous copies run in the current context.

@@ -8,23 +8,14 @@
 #include <vector>
 
 #include "fault_sweep.hpp"
+#include "call_checks.hpp"
 #include "sw_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
+using cuwrap::testing::check_calls;
+using cuwrap::testing::check_one_call;
 using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
-
-namespace {
-
-// Exactly one driver call, and it is `name`.
-template <class F>
-void check_one_call(const char* name, F&& operation) {
-  const auto calls = calls_made_by(std::forward<F>(operation));
-  CHECK_MESSAGE(cuwrap::testing::total(calls) == 1, "calls: ", calls.size());
-  CHECK(calls.count(name) == 1);
-}
-
-}  // namespace
 
 static_assert(!std::is_copy_constructible_v<cuwrap::stream>);
 static_assert(!std::is_copy_assignable_v<cuwrap::stream>);
@@ -88,7 +79,7 @@ TEST_SUITE("stream") {
     check_one_call("cuStreamQuery", [&] { CHECK(s.is_done()); });
     check_one_call("cuEventQuery", [&] { CHECK(e.is_done()); });
     check_one_call("cuEventSynchronize", [&] { e.synchronize(); });
-    check_one_call("cuLaunchHostFunc", [&] { s.enqueue([] {}); });
+    check_calls({"cuStreamGetCaptureInfo_v3", "cuLaunchHostFunc"}, [&] { s.enqueue([] {}); });
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "host work runs in stream order and owns its callable") {
