@@ -2,6 +2,7 @@
 // software driver: it loads this plug-in when SWCUDA_KERNELS names it and calls
 // swcu_register_kernels(). Each function does what the CUDA kernel of the same name does.
 #include <swcuda/control.h>
+
 #include <swcuda/emulation.hpp>
 
 namespace {
@@ -106,6 +107,30 @@ void sum_all(const swcu_launch* launch, void*) {
   *sum = s;
 }
 
+void increment(const swcu_launch* launch, void*) {
+  auto* data = swcuda::param<int*>(*launch, 0);
+  const auto value = swcuda::param<int>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) data[i] += value;
+  });
+}
+
+void copy_ints(const swcu_launch* launch, void*) {
+  auto* dst = swcuda::param<int*>(*launch, 0);
+  const auto* src = swcuda::param<const int*>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  const auto stride = static_cast<int>(launch->grid[0] * launch->block[0]);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    for (auto i = static_cast<int>(launch->block[0] * block.x + thread.x); i < n; i += stride) {
+      dst[i] = src[i];
+    }
+  });
+}
+
+void managed_saxpy(const swcu_launch* launch, void* context) { saxpy(launch, context); }
+
 }  // namespace
 
 extern "C" int swcu_register_kernels(const swcu_control* control) {
@@ -117,5 +142,8 @@ extern "C" int swcu_register_kernels(const swcu_control* control) {
          control->register_kernel("add_one", &add_one, nullptr) |
          control->register_kernel("scale_peer", &scale_peer, nullptr) |
          control->register_kernel("fill_rank", &fill_rank, nullptr) |
-         control->register_kernel("sum_all", &sum_all, nullptr);
+         control->register_kernel("sum_all", &sum_all, nullptr) |
+         control->register_kernel("increment", &increment, nullptr) |
+         control->register_kernel("copy_ints", &copy_ints, nullptr) |
+         control->register_kernel("managed_saxpy", &managed_saxpy, nullptr);
 }

@@ -1,13 +1,13 @@
 #include "cuwrap/graph.hpp"
 
 #include <doctest/doctest.h>
-#include <swcuda/emulation.hpp>
 
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <swcuda/emulation.hpp>
 #include <vector>
 
 #include "cuwrap/cuwrap.hpp"
@@ -33,10 +33,9 @@ void scale(const swcu_launch* launch, void*) {
 struct fixture : sw_fixture {
   cuwrap::primary_context ctx{cuwrap::device::get(0)};
   cuwrap::stream s{ctx};
-  cuwrap::module mod = cuwrap::module::load_file(
-      ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
-  cuwrap::typed_kernel<void(float*, float, int)> k =
-      mod.kernel<void(float*, float, int)>("scale");
+  cuwrap::module mod =
+      cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+  cuwrap::typed_kernel<void(float*, float, int)> k = mod.kernel<void(float*, float, int)>("scale");
   fixture() { REQUIRE(swcuda().register_kernel("scale", &scale, nullptr) == 0); }
   ~fixture() { swcuda().register_kernel("scale", nullptr, nullptr); }
 };
@@ -48,7 +47,8 @@ std::vector<float> ones() { return std::vector<float>(n, 1.0f); }
 }  // namespace
 
 TEST_SUITE("graph") {
-  TEST_CASE_FIXTURE(fixture, "an explicitly built graph copies, launches and runs host work in order") {
+  TEST_CASE_FIXTURE(fixture,
+                    "an explicitly built graph copies, launches and runs host work in order") {
     cuwrap::device_buffer<float> data{ctx, n};
     auto input = ones();
     std::vector<float> output(n);
@@ -56,8 +56,8 @@ TEST_SUITE("graph") {
     cuwrap::graph g{ctx};
     const auto in = g.add_copy(data, input);
     const cuwrap::graph_node after_in[] = {in};
-    const auto launch = g.add_kernel(k, cuwrap::launch_config::linear(n, 64), after_in,
-                                     data.data(), 3.0f, n);
+    const auto launch =
+        g.add_kernel(k, cuwrap::launch_config::linear(n, 64), after_in, data.data(), 3.0f, n);
     const cuwrap::graph_node after_launch[] = {launch};
     const auto out = g.add_copy(output, data, after_launch);
     const cuwrap::graph_node after_out[] = {out};
@@ -102,7 +102,8 @@ TEST_SUITE("graph") {
     CHECK(host_runs == 1);
   }
 
-  TEST_CASE_FIXTURE(fixture, "captured host work runs on every launch and lives as long as the graph") {
+  TEST_CASE_FIXTURE(fixture,
+                    "captured host work runs on every launch and lives as long as the graph") {
     auto counter = std::make_shared<int>(0);
     std::weak_ptr<int> watch = counter;
     std::optional<cuwrap::graph_exec> exec;
@@ -121,7 +122,8 @@ TEST_SUITE("graph") {
     CHECK(watch.expired());
   }
 
-  TEST_CASE_FIXTURE(fixture, "an exception from captured host work is reported by the capturing stream") {
+  TEST_CASE_FIXTURE(fixture,
+                    "an exception from captured host work is reported by the capturing stream") {
     cuwrap::graph g = [&] {
       auto capture = s.begin_capture();
       s.enqueue([] { throw std::runtime_error{"captured work failed"}; });
@@ -134,11 +136,12 @@ TEST_SUITE("graph") {
 
   TEST_CASE_FIXTURE(fixture, "synchronizing a capturing stream is refused") {
     auto capture = s.begin_capture();
-    CHECK_THROWS_WITH_AS(s.synchronize(), doctest::Contains("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"),
-                         cuwrap::error);
+    CHECK_THROWS_WITH_AS(s.synchronize(),
+                         doctest::Contains("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"), cuwrap::error);
   }
 
-  TEST_CASE_FIXTURE(fixture, "a capture guard left by an exception ends the capture and discards the graph") {
+  TEST_CASE_FIXTURE(
+      fixture, "a capture guard left by an exception ends the capture and discards the graph") {
     try {
       auto capture = s.begin_capture();
       s.enqueue([] {});
@@ -150,7 +153,8 @@ TEST_SUITE("graph") {
     s.synchronize();  // the stream works again
   }
 
-  TEST_CASE_FIXTURE(fixture, "the host node's callable lives as long as an executable graph uses it") {
+  TEST_CASE_FIXTURE(fixture,
+                    "the host node's callable lives as long as an executable graph uses it") {
     auto counter = std::make_shared<int>(0);
     std::weak_ptr<int> watch = counter;
     std::optional<cuwrap::graph_exec> exec;
@@ -183,8 +187,8 @@ TEST_SUITE("graph") {
     cuwrap::graph g{ctx};
     const auto fill = g.add_fill(data, 1.0f);
     const cuwrap::graph_node after_fill[] = {fill};
-    const auto launch = g.add_kernel(k, cuwrap::launch_config::linear(n, 64), after_fill,
-                                     data.data(), 2.0f, n);
+    const auto launch =
+        g.add_kernel(k, cuwrap::launch_config::linear(n, 64), after_fill, data.data(), 2.0f, n);
     auto exec = g.instantiate();
     exec.set_kernel_params(launch, k, cuwrap::launch_config::linear(n, 64), data.data(), 5.0f, n);
     exec.set_fill_params(fill, data, 2.0f);
@@ -200,7 +204,8 @@ TEST_SUITE("graph") {
     CHECK(output == std::vector<float>(n, 2.0f));
   }
 
-  TEST_CASE_FIXTURE(fixture, "a whole-graph update works for the same topology and names the node otherwise") {
+  TEST_CASE_FIXTURE(
+      fixture, "a whole-graph update works for the same topology and names the node otherwise") {
     cuwrap::device_buffer<float> data{ctx, n};
     cuwrap::graph a{ctx};
     a.add_fill(data, 1.0f);
@@ -267,8 +272,8 @@ TEST_SUITE("graph") {
     const int points = cuwrap::testing::fault_sweep([] {
       cuwrap::primary_context ctx{cuwrap::device::get(0)};
       cuwrap::stream s{ctx};
-      const auto mod = cuwrap::module::load_file(
-          ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+      const auto mod =
+          cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
       const auto k = mod.kernel<void(float*, float, int)>("scale");
       cuwrap::device_buffer<float> data{ctx, n};
       cuwrap::graph g{ctx};

@@ -7,8 +7,8 @@
 #include <numeric>
 #include <vector>
 
-#include "fault_sweep.hpp"
 #include "call_checks.hpp"
+#include "fault_sweep.hpp"
 #include "sw_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
