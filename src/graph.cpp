@@ -129,29 +129,24 @@ node_kind graph_node::kind() const {
 
 graph_node graph_ref::add_empty(dependencies after, std::source_location where) const {
   CUgraphNode n{};
-  return added(drv().cuGraphAddEmptyNode(
-                   &n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()), after.size()),
-               n, "cuGraphAddEmptyNode", "empty", where);
+  return added(drv().cuGraphAddEmptyNode(&n, handle_, after.data(), after.size()), n,
+               "cuGraphAddEmptyNode", "empty", where);
 }
 
 graph_node graph_ref::add_kernel_params(const kernel& k, const launch_config& config,
                                         dependencies after, void** params) const {
   const auto p = kernel_params(k, config, params, context_);
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddKernelNode(&n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()),
-                                 after.size(), &p),
-      n, "cuGraphAddKernelNode", "kernel", {});
+  return added(drv().cuGraphAddKernelNode(&n, handle_, after.data(), after.size(), &p), n,
+               "cuGraphAddKernelNode", "kernel", {});
 }
 
 graph_node graph_ref::add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
                                      dependencies after, std::source_location where) const {
   const auto p = copy_params(dst, src, bytes);
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddMemcpyNode(&n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()),
-                                 after.size(), &p, context_),
-      n, "cuGraphAddMemcpyNode", "memcpy", where);
+  return added(drv().cuGraphAddMemcpyNode(&n, handle_, after.data(), after.size(), &p, context_), n,
+               "cuGraphAddMemcpyNode", "memcpy", where);
 }
 
 graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t element_size,
@@ -159,10 +154,8 @@ graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t
                                     std::source_location where) const {
   const auto p = fill_params(dst, value, element_size, count);
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddMemsetNode(&n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()),
-                                 after.size(), &p, context_),
-      n, "cuGraphAddMemsetNode", "memset", where);
+  return added(drv().cuGraphAddMemsetNode(&n, handle_, after.data(), after.size(), &p, context_), n,
+               "cuGraphAddMemsetNode", "memset", where);
 }
 
 graph_node graph_ref::add_host_callable(std::unique_ptr<detail::host_callable_base> callable,
@@ -182,36 +175,28 @@ graph_node graph_ref::add_host_callable(std::unique_ptr<detail::host_callable_ba
   }
   const CUDA_HOST_NODE_PARAMS p{&run_host_callable, data};
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddHostNode(&n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()),
-                               after.size(), &p),
-      n, "cuGraphAddHostNode", "host", where);
+  return added(drv().cuGraphAddHostNode(&n, handle_, after.data(), after.size(), &p), n,
+               "cuGraphAddHostNode", "host", where);
 }
 
 graph_node graph_ref::add_event_record(event_ref e, dependencies after,
                                        std::source_location where) const {
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddEventRecordNode(
-          &n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()), after.size(), e.get()),
-      n, "cuGraphAddEventRecordNode", "event record", where);
+  return added(drv().cuGraphAddEventRecordNode(&n, handle_, after.data(), after.size(), e.get()), n,
+               "cuGraphAddEventRecordNode", "event record", where);
 }
 
 graph_node graph_ref::add_event_wait(event_ref e, dependencies after,
                                      std::source_location where) const {
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddEventWaitNode(&n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()),
-                                    after.size(), e.get()),
-      n, "cuGraphAddEventWaitNode", "event wait", where);
+  return added(drv().cuGraphAddEventWaitNode(&n, handle_, after.data(), after.size(), e.get()), n,
+               "cuGraphAddEventWaitNode", "event wait", where);
 }
 
 graph_node graph_ref::add_child(graph_ref child, dependencies after,
                                 std::source_location where) const {
   CUgraphNode n{};
-  return added(drv().cuGraphAddChildGraphNode(&n, handle_,
-                                              reinterpret_cast<const CUgraphNode*>(after.data()),
-                                              after.size(), child.get()),
+  return added(drv().cuGraphAddChildGraphNode(&n, handle_, after.data(), after.size(), child.get()),
                n, "cuGraphAddChildGraphNode", "child graph", where);
 }
 
@@ -222,8 +207,7 @@ graph_allocation graph_ref::add_memory_alloc(std::size_t bytes, dependencies aft
   p.poolProps.location = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device_};
   p.bytesize = bytes;
   CUgraphNode n{};
-  const CUresult r = drv().cuGraphAddMemAllocNode(
-      &n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()), after.size(), &p);
+  const CUresult r = drv().cuGraphAddMemAllocNode(&n, handle_, after.data(), after.size(), &p);
   if (r != CUDA_SUCCESS) {
     detail::throw_graph_error(r, "cuGraphAddMemAllocNode",
                               std::to_string(bytes) + " bytes on device " + std::to_string(device_),
@@ -235,10 +219,8 @@ graph_allocation graph_ref::add_memory_alloc(std::size_t bytes, dependencies aft
 graph_node graph_ref::add_memory_free(CUdeviceptr address, dependencies after,
                                       std::source_location where) const {
   CUgraphNode n{};
-  return added(
-      drv().cuGraphAddMemFreeNode(&n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()),
-                                  after.size(), address),
-      n, "cuGraphAddMemFreeNode", "memory free", where);
+  return added(drv().cuGraphAddMemFreeNode(&n, handle_, after.data(), after.size(), address), n,
+               "cuGraphAddMemFreeNode", "memory free", where);
 }
 
 void graph_ref::add_dependency(graph_node from, graph_node to) const {
@@ -308,8 +290,7 @@ conditional_node graph_ref::add_conditional(CUgraphConditionalHandle condition, 
   p.conditional.size = 1;
   p.conditional.ctx = context_;
   CUgraphNode n{};
-  const CUresult r = drv().cuGraphAddNode(
-      &n, handle_, reinterpret_cast<const CUgraphNode*>(after.data()), nullptr, after.size(), &p);
+  const CUresult r = drv().cuGraphAddNode(&n, handle_, after.data(), nullptr, after.size(), &p);
   const graph_node node = added(r, n, "cuGraphAddNode", "conditional", where);
   return {node, graph_ref{p.conditional.phGraph_out[0], context_, device_}};
 }

@@ -1,16 +1,14 @@
 // docs/memory.md: pinned staging, a pool allocation, fills and copies in stream order.
-#include <cuwrap/cuwrap.hpp>
-
 #include <algorithm>
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
 
 int main() try {
   cuwrap::primary_context ctx{cuwrap::device::get(0)};
   cuwrap::stream s{ctx};
   cuwrap::pinned_buffer<float> host{ctx, 1024};
   std::fill(host.begin(), host.end(), 1.0f);
-  auto device =
-      cuwrap::memory_pool::default_pool(cuwrap::device::get(0)).allocate<float>(s, 1024);
+  auto device = cuwrap::memory_pool::default_pool(cuwrap::device::get(0)).allocate<float>(s, 1024);
   cuwrap::copy(s, device, host);                    // one cuMemcpyAsync
   cuwrap::fill(s, device.span().first(512), 2.0f);  // one cuMemsetD32Async
   cuwrap::copy(s, host, device);

@@ -5,9 +5,8 @@
 
 #include <array>
 #include <cstddef>
-#include <functional>
 #include <source_location>
-#include <string>
+#include <string>  // also declares std::hash (without <functional>'s cost)
 #include <string_view>
 #include <type_traits>
 #include <vector>

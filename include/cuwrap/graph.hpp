@@ -5,8 +5,8 @@
 #include <cuda.h>
 
 #include <cstddef>
-#include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <source_location>
 #include <span>
@@ -66,8 +66,37 @@ struct graph_edge {
   friend constexpr bool operator==(graph_edge, graph_edge) noexcept = default;
 };
 
-/// The nodes a new node depends on.
-using dependencies = std::span<const graph_node>;
+/// The nodes a new node depends on: none (`{}`), one node, a braced list (`{a, b}`), or any
+/// contiguous range of nodes (an array, a std::vector, a std::span). It only views them, for
+/// the duration of the call it is passed to.
+class dependencies {
+ public:
+  /// No dependencies: a root node.
+  constexpr dependencies() noexcept = default;
+  /// One node.
+  constexpr dependencies(const graph_node& node) noexcept : nodes_{&node, 1} {}
+  /// A braced list of nodes.
+  constexpr dependencies(std::initializer_list<graph_node> nodes) noexcept
+      : nodes_{nodes.begin(), nodes.size()} {}
+  /// A contiguous range of nodes.
+  template <class Range>
+  requires requires(const Range& r) {
+    { std::data(r) } -> std::convertible_to<const graph_node*>;
+    { std::size(r) } -> std::convertible_to<std::size_t>;
+  }
+  constexpr dependencies(const Range& nodes) noexcept
+      : nodes_{std::data(nodes), std::size(nodes)} {}
+
+  /// The nodes, as the driver takes them.
+  [[nodiscard]] const CUgraphNode* data() const noexcept {
+    return reinterpret_cast<const CUgraphNode*>(nodes_.data());
+  }
+  /// How many nodes.
+  [[nodiscard]] constexpr std::size_t size() const noexcept { return nodes_.size(); }
+
+ private:
+  std::span<const graph_node> nodes_;
+};
 
 /// Flags for instantiating a graph (CUgraphInstantiate_flags). Combine with |.
 enum class instantiate_flags : unsigned long long {

@@ -29,6 +29,15 @@ namespace detail {
 [[noreturn]] void throw_argument_count(const kernel& k, std::size_t given,
                                        std::source_location where);
 
+/// Throws unless argument `index` has the size the layout expects.
+[[gnu::always_inline]] inline void check_argument_size(const kernel& k, std::size_t index,
+                                                       std::size_t given, std::size_t expected,
+                                                       std::source_location where) {
+  if (given != expected) [[unlikely]] {
+    throw_argument_mismatch(k, index, given, expected, where);
+  }
+}
+
 inline void check_limits(const kernel& k, const launch_config& config, std::source_location where) {
   if (config.block().volume() > static_cast<unsigned long long>(k.max_threads_per_block()) ||
       config.dynamic_shared_bytes() > k.max_dynamic_shared_bytes()) [[unlikely]] {
@@ -52,9 +61,11 @@ inline CUlaunchConfig native_config(const launch_config& config, CUstream s) noe
   return native;
 }
 
-/// The one driver call: cuLaunchKernel, or cuLaunchKernelEx when attributes are set.
-inline void launch_raw(stream_ref s, CUfunction f, const launch_config& config, void** params,
-                       std::source_location where) {
+/// The one driver call: cuLaunchKernel, or cuLaunchKernelEx when attributes are set. The launch
+/// path is forced inline (g++ gives up on it with many arguments): see docs/performance.md.
+[[gnu::always_inline]] inline void launch_raw(stream_ref s, CUfunction f,
+                                              const launch_config& config, void** params,
+                                              std::source_location where) {
   const auto& d = driver();
   const dims& g = config.grid();
   const dims& b = config.block();
@@ -70,8 +81,10 @@ inline void launch_raw(stream_ref s, CUfunction f, const launch_config& config, 
 }
 
 template <class Tuple, std::size_t... I>
-void launch_tuple(stream_ref s, const kernel& k, const launch_config& config, Tuple& values,
-                  std::index_sequence<I...>, std::source_location where) {
+[[gnu::always_inline]] inline void launch_tuple(stream_ref s, const kernel& k,
+                                                const launch_config& config, Tuple& values,
+                                                std::index_sequence<I...>,
+                                                std::source_location where) {
   if constexpr (sizeof...(I) == 0) {
     launch_raw(s, k.get(), config, nullptr, where);
   } else {
@@ -84,8 +97,8 @@ void launch_tuple(stream_ref s, const kernel& k, const launch_config& config, Tu
 /// Launches `k` on `s`. Each argument must convert to the declared parameter type (checked at
 /// compile time); the config is checked against the kernel's limits. One driver call.
 template <class... Params, class... Args>
-void launch(stream_ref s, const typed_kernel<void(Params...)>& k,
-            detail::located<launch_config> config, Args&&... args) {
+[[gnu::always_inline]] inline void launch(stream_ref s, const typed_kernel<void(Params...)>& k,
+                                          detail::located<launch_config> config, Args&&... args) {
   static_assert(sizeof...(Args) == sizeof...(Params),
                 "launch: the number of arguments differs from the kernel's parameters");
   static_assert((std::is_convertible_v<Args&&, Params> && ...),
@@ -100,7 +113,8 @@ void launch(stream_ref s, const typed_kernel<void(Params...)>& k,
 /// checked against the kernel's parameter layout (when the driver reports it) before the
 /// driver is called; errors name the kernel, the index and both sizes. One driver call.
 template <class... Args>
-void launch(stream_ref s, const kernel& k, detail::located<launch_config> config, Args&&... args) {
+[[gnu::always_inline]] inline void launch(stream_ref s, const kernel& k,
+                                          detail::located<launch_config> config, Args&&... args) {
   static_assert((std::is_trivially_copyable_v<std::decay_t<Args>> && ...),
                 "launch: kernel arguments must be trivially copyable");
   if (k.layout_known()) {
@@ -108,12 +122,12 @@ void launch(stream_ref s, const kernel& k, detail::located<launch_config> config
     if (params.size() != sizeof...(Args)) [[unlikely]] {
       detail::throw_argument_count(k, sizeof...(Args), config.where);
     }
-    constexpr std::size_t sizes[] = {sizeof(std::decay_t<Args>)..., 0};
-    for (std::size_t i = 0; i < sizeof...(Args); ++i) {
-      if (params[i].size != sizes[i]) [[unlikely]] {
-        detail::throw_argument_mismatch(k, i, sizes[i], params[i].size, config.where);
-      }
+    // Unrolled: one compare and branch per argument.
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (detail::check_argument_size(k, I, sizeof(std::decay_t<Args>), params[I].size, config.where),
+       ...);
     }
+    (std::index_sequence_for<Args...>{});
   }
   detail::check_limits(k, config.value, config.where);
   std::tuple<std::decay_t<Args>...> values{std::forward<Args>(args)...};
@@ -122,8 +136,9 @@ void launch(stream_ref s, const kernel& k, detail::located<launch_config> config
 }
 
 template <class Kernel, class... Args>
-void stream_ref::launch(const Kernel& k, detail::located<launch_config> config,
-                        Args&&... args) const {
+[[gnu::always_inline]] inline void stream_ref::launch(const Kernel& k,
+                                                      detail::located<launch_config> config,
+                                                      Args&&... args) const {
   cuwrap::launch(*this, k, config, std::forward<Args>(args)...);
 }
 

@@ -124,7 +124,8 @@ class stream_ref {
   /// (cuLaunchKernel or cuLaunchKernelEx; one driver call). Defined in <cuwrap/launch.hpp>,
   /// which documents the checks.
   template <class Kernel, class... Args>
-  void launch(const Kernel& k, detail::located<launch_config> config, Args&&... args) const;
+  [[gnu::always_inline]] void launch(const Kernel& k, detail::located<launch_config> config,
+                                     Args&&... args) const;
 
   /// The stream's priority (cuStreamGetPriority).
   [[nodiscard]] int priority() const;

@@ -5,10 +5,9 @@
 // kernels launched one by one against the same chain as one graph launch.
 //
 //   cuda_graphs [--dot=FILE] [--kernels=DIR]
-#include <cuwrap/cuwrap.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,16 +64,12 @@ int main(int argc, char** argv) try {
   const cuwrap::launch_config final_config{{1}, {threads}};
   const auto copy_in = built.add_copy(d_input, input);
   const auto zero = built.add_fill(partial, 0.0f);
-  const cuwrap::graph_node first_deps[] = {copy_in, zero};
   const auto reduce_node =
-      built.add_kernel(reduce, reduce_config, first_deps, d_input.data(), partial.data(), n);
-  const cuwrap::graph_node after_reduce[] = {reduce_node};
-  const auto final_node = built.add_kernel(reduce_final, final_config, after_reduce,
-                                           partial.data(), d_result.data(), int{blocks});
-  const cuwrap::graph_node after_final[] = {final_node};
-  const auto copy_out = built.add_copy(result, d_result, after_final);
-  const cuwrap::graph_node after_copy[] = {copy_out};
-  built.add_host([&checked, &result] { checked = result[0]; }, after_copy);
+      built.add_kernel(reduce, reduce_config, {copy_in, zero}, d_input.data(), partial.data(), n);
+  const auto final_node = built.add_kernel(reduce_final, final_config, reduce_node, partial.data(),
+                                           d_result.data(), int{blocks});
+  const auto copy_out = built.add_copy(result, d_result, final_node);
+  built.add_host([&checked, &result] { checked = result[0]; }, copy_out);
 
   // 2. The same pipeline, captured from a stream.
   cuwrap::graph captured = [&] {
@@ -104,8 +99,7 @@ int main(int argc, char** argv) try {
 
   // 3. Update a kernel's arguments in place: sum only the first half.
   auto exec = built.instantiate();
-  exec.set_kernel_params(reduce_node, reduce, reduce_config, d_input.data(), partial.data(),
-                         n / 2);
+  exec.set_kernel_params(reduce_node, reduce, reduce_config, d_input.data(), partial.data(), n / 2);
   exec.launch(s);
   s.synchronize();
   std::printf("after updating n: sum %.2f (expected %.2f)\n", checked, expected_half);
@@ -139,8 +133,8 @@ int main(int argc, char** argv) try {
   s.record(stop);
   stop.synchronize();
   const float graph_ms = cuwrap::elapsed(start, stop).count();
-  std::printf("%d kernels: %.3f ms per iteration launched one by one, %.3f ms as a graph\n",
-              chain, static_cast<double>(stream_ms) / iterations,
+  std::printf("%d kernels: %.3f ms per iteration launched one by one, %.3f ms as a graph\n", chain,
+              static_cast<double>(stream_ms) / iterations,
               static_cast<double>(graph_ms) / iterations);
 
   std::puts(ok ? "PASSED" : "FAILED: a sum was wrong");

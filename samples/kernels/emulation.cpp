@@ -129,6 +129,16 @@ void copy_ints(const swcu_launch* launch, void*) {
   });
 }
 
+void scale(const swcu_launch* launch, void*) {  // the docs/ examples' kernel
+  auto* data = swcuda::param<float*>(*launch, 0);
+  const auto factor = swcuda::param<float>(*launch, 1);
+  const auto n = swcuda::param<int>(*launch, 2);
+  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
+    const auto i = static_cast<int>(launch->block[0] * block.x + thread.x);
+    if (i < n) data[i] *= factor;
+  });
+}
+
 void managed_saxpy(const swcu_launch* launch, void* context) { saxpy(launch, context); }
 
 }  // namespace
@@ -145,5 +155,6 @@ extern "C" int swcu_register_kernels(const swcu_control* control) {
          control->register_kernel("sum_all", &sum_all, nullptr) |
          control->register_kernel("increment", &increment, nullptr) |
          control->register_kernel("copy_ints", &copy_ints, nullptr) |
-         control->register_kernel("managed_saxpy", &managed_saxpy, nullptr);
+         control->register_kernel("managed_saxpy", &managed_saxpy, nullptr) |
+         control->register_kernel("scale", &scale, nullptr);
 }

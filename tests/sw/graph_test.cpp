@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -100,6 +101,21 @@ TEST_SUITE("graph") {
     s.synchronize();
     CHECK(output == std::vector<float>(n, 2.0f));
     CHECK(host_runs == 1);
+  }
+
+  TEST_CASE_FIXTURE(fixture, "dependencies are one node or a braced list or a range of nodes") {
+    cuwrap::graph g{ctx};
+    const auto a = g.add_empty();
+    const auto b = g.add_empty(a);
+    const auto c = g.add_empty({a, b});
+    const std::vector<cuwrap::graph_node> both{b, c};
+    const auto d = g.add_empty(both);
+    const auto edges = g.edges();
+    const std::vector<cuwrap::graph_edge> expected{{a, b}, {a, c}, {b, c}, {b, d}, {c, d}};
+    CHECK(edges.size() == expected.size());
+    for (const auto& e : expected) {
+      CHECK(std::find(edges.begin(), edges.end(), e) != edges.end());
+    }
   }
 
   TEST_CASE_FIXTURE(fixture,
