@@ -7,28 +7,19 @@
 #include <cstdio>
 #include <cuwrap/cuwrap.hpp>
 #include <string>
-#include <string_view>
+
+#include "options.hpp"
 
 int main(int argc, char** argv) try {
-  std::string dir = CUWRAP_SAMPLE_KERNELS_DIR;
-  int n = 16 * 1024 * 1024;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg{argv[i]};
-    if (arg.starts_with("--kernels=")) {
-      dir = arg.substr(10);
-    } else if (arg.starts_with("--n=")) {
-      n = std::stoi(std::string{arg.substr(4)});
-    } else {
-      std::fprintf(stderr, "usage: async_api [--kernels=DIR] [--n=N]\n");
-      return 2;
-    }
-  }
+  const samples::options options{
+      argc, argv, {{"kernels", CUWRAP_SAMPLE_KERNELS_DIR}, {"n", "16777216"}}};
+  const int n = options.positive("n");
   constexpr int value = 26;
 
   const auto dev = cuwrap::device::get(0);
   cuwrap::primary_context ctx{dev};
   std::printf("device %d: %s\n", dev.ordinal(), dev.name().c_str());
-  const auto mod = cuwrap::module::load_file(ctx, dir + "/streams.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.cubin");
   const auto increment = mod.kernel<void(int*, int, int)>("increment");
 
   cuwrap::pinned_buffer<int> host{ctx, static_cast<std::size_t>(n)};  // async copies need it

@@ -6,10 +6,9 @@
 //
 // On the software driver the times come from its simulated clock, so the figures only show
 // that the measurement works; real numbers come from a GPU.
-#include <cuwrap/cuwrap.hpp>
-
 #include <cstdio>
 #include <cstring>
+#include <cuwrap/cuwrap.hpp>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -88,24 +87,19 @@ int main(int argc, char** argv) try {
       double gbps;
     };
     std::vector<row> rows;
-    rows.push_back({"pageable", "HtoD", measure(ctx, s, n, o.iterations, [&] {
-                      cuwrap::copy(s, device, pageable);
-                    })});
-    rows.push_back({"pageable", "DtoH", measure(ctx, s, n, o.iterations, [&] {
-                      cuwrap::copy(s, back, device);
-                    })});
+    rows.push_back({"pageable", "HtoD",
+                    measure(ctx, s, n, o.iterations, [&] { cuwrap::copy(s, device, pageable); })});
+    rows.push_back({"pageable", "DtoH",
+                    measure(ctx, s, n, o.iterations, [&] { cuwrap::copy(s, back, device); })});
     ok = ok && back == pageable;
-    rows.push_back({"pinned", "HtoD", measure(ctx, s, n, o.iterations, [&] {
-                      cuwrap::copy(s, device, pinned);
-                    })});
+    rows.push_back({"pinned", "HtoD",
+                    measure(ctx, s, n, o.iterations, [&] { cuwrap::copy(s, device, pinned); })});
     std::fill(pinned.begin(), pinned.end(), 0);
-    rows.push_back({"pinned", "DtoH", measure(ctx, s, n, o.iterations, [&] {
-                      cuwrap::copy(s, pinned, device);
-                    })});
+    rows.push_back({"pinned", "DtoH",
+                    measure(ctx, s, n, o.iterations, [&] { cuwrap::copy(s, pinned, device); })});
     ok = ok && std::equal(pinned.begin(), pinned.end(), pageable.begin());
-    rows.push_back({"device", "DtoD", measure(ctx, s, n, o.iterations, [&] {
-                      cuwrap::copy(s, device2, device);
-                    })});
+    rows.push_back({"device", "DtoD",
+                    measure(ctx, s, n, o.iterations, [&] { cuwrap::copy(s, device2, device); })});
     cuwrap::copy(s, back, device2);
     s.synchronize();
     ok = ok && back == pageable;

@@ -9,8 +9,9 @@
 #include <cstdio>
 #include <cuwrap/cuwrap.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "options.hpp"
 
 namespace {
 
@@ -22,24 +23,14 @@ bool close_to(double a, double b) { return std::fabs(a - b) <= 1e-3 * std::fabs(
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string dot = "cuda_graphs.dot";
-  std::string dir = CUWRAP_SAMPLE_KERNELS_DIR;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg{argv[i]};
-    if (arg.starts_with("--dot=")) {
-      dot = arg.substr(6);
-    } else if (arg.starts_with("--kernels=")) {
-      dir = arg.substr(10);
-    } else {
-      std::fprintf(stderr, "usage: cuda_graphs [--dot=FILE] [--kernels=DIR]\n");
-      return 2;
-    }
-  }
+  const samples::options options{
+      argc, argv, {{"kernels", CUWRAP_SAMPLE_KERNELS_DIR}, {"dot", "cuda_graphs.dot"}}};
+  const std::string& dot = options.text("dot");
 
   const auto dev = cuwrap::device::get(0);
   cuwrap::primary_context ctx{dev};
   cuwrap::stream s{ctx};
-  const auto mod = cuwrap::module::load_file(ctx, dir + "/reduce.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/reduce.cubin");
   const auto reduce = mod.kernel<void(const float*, float*, int)>("reduce");
   const auto reduce_final = mod.kernel<void(const float*, double*, int)>("reduce_final");
   const auto add_one = mod.kernel<void(float*, int)>("add_one");

@@ -3,30 +3,20 @@
 // against a host computation and prints GFLOP/s measured with events.
 //
 //   matrix_mul [--size=N] [--kernels=DIR]     (N a multiple of 16; default 512)
-#include <cuwrap/cuwrap.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "options.hpp"
 
 int main(int argc, char** argv) try {
   constexpr unsigned tile = 16;  // matches TILE in the kernel
-  int size = 512;
-  std::string dir = CUWRAP_SAMPLE_KERNELS_DIR;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg{argv[i]};
-    if (arg.starts_with("--size=")) {
-      size = std::stoi(std::string{arg.substr(7)});
-    } else if (arg.starts_with("--kernels=")) {
-      dir = arg.substr(10);
-    } else {
-      std::fprintf(stderr, "usage: matrix_mul [--size=N] [--kernels=DIR]\n");
-      return 2;
-    }
-  }
-  if (size <= 0 || size % static_cast<int>(tile) != 0) {
+  const samples::options options{
+      argc, argv, {{"kernels", CUWRAP_SAMPLE_KERNELS_DIR}, {"size", "512"}}};
+  const int size = options.positive("size");
+  if (size % static_cast<int>(tile) != 0) {
     std::fprintf(stderr, "matrix_mul: --size must be a positive multiple of %u\n", tile);
     return 2;
   }
@@ -35,7 +25,7 @@ int main(int argc, char** argv) try {
   const auto dev = cuwrap::device::get(0);
   cuwrap::primary_context ctx{dev};
   cuwrap::stream s{ctx};
-  const auto mod = cuwrap::module::load_file(ctx, dir + "/matrix_mul.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/matrix_mul.cubin");
   const auto matrix_mul =
       mod.kernel<void(float*, const float*, const float*, int, int)>("matrix_mul");
 
@@ -61,9 +51,10 @@ int main(int argc, char** argv) try {
   s.synchronize();
 
   const double ms = static_cast<double>(cuwrap::elapsed(start, stop).count()) / iterations;
-  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  std::printf("%s: %dx%d matrices, %.3f ms per multiply, %.1f GFLOP/s\n", dev.name().c_str(),
-              size, size, ms, ms > 0 ? flops / (ms * 1e6) : 0.0);
+  const double flops =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  std::printf("%s: %dx%d matrices, %.3f ms per multiply, %.1f GFLOP/s\n", dev.name().c_str(), size,
+              size, ms, ms > 0 ? flops / (ms * 1e6) : 0.0);
 
   for (std::size_t row = 0; row < n; ++row) {
     for (std::size_t col = 0; col < n; ++col) {

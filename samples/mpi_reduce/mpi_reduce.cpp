@@ -5,8 +5,9 @@
 // otherwise the sum is staged through pinned host memory. Every rank checks the global sum.
 //
 //   mpirun -np 2 mpi_reduce [--kernels=DIR]
-#include <cuwrap/cuwrap.hpp>
 #include <mpi.h>
+
+#include <cuwrap/cuwrap.hpp>
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -62,8 +63,8 @@ int run(int rank, int ranks, const std::string& dir) {
   const double per_rank_i = 0.5 * (static_cast<double>(n) * (n - 1) / 2);
   const double expected = n * (static_cast<double>(ranks) * (ranks - 1) / 2) + ranks * per_rank_i;
   std::printf("rank %d/%d on device %d (%s), %s MPI: global sum %.1f (expected %.1f)\n", rank,
-              ranks, dev.ordinal(), dev.name().c_str(), aware ? "CUDA-aware" : "host-staged",
-              total, expected);
+              ranks, dev.ordinal(), dev.name().c_str(), aware ? "CUDA-aware" : "host-staged", total,
+              expected);
   return std::fabs(total - expected) <= 1e-6 * expected ? 0 : 1;
 }
 

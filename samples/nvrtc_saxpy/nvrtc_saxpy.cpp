@@ -1,11 +1,10 @@
 // nvrtc_saxpy: the idea of NVIDIA's vectorAdd_nvrtc with cuwrap. Compiles a SAXPY kernel at
 // run time with NVRTC (for the device's own architecture), loads the result, runs it and
 // checks every element. On a compile error it prints the compiler's log.
-#include <cuwrap/cuwrap.hpp>
-#include <cuwrap/rtc.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
+#include <cuwrap/rtc.hpp>
 #include <string_view>
 #include <vector>
 
@@ -25,8 +24,7 @@ int main() try {
   const auto cc = dev.compute_capability();
   cuwrap::rtc::program prog{source, "saxpy.cu"};
   // PTX for the device's virtual architecture: the driver compiles it for the exact GPU.
-  const auto compiled =
-      prog.compile({.arch = cuwrap::rtc::virtual_arch(cc)});
+  const auto compiled = prog.compile({.arch = cuwrap::rtc::virtual_arch(cc)});
   std::printf("compiled saxpy.cu for %s: %zu bytes of PTX\n", compiled.arch().c_str(),
               compiled.ptx().size());
 

@@ -3,9 +3,8 @@
 // (us), with peer access disabled and enabled, timed with events, and checks the data.
 //
 //   p2p_bandwidth [--mib=N]
-#include <cuwrap/cuwrap.hpp>
-
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +35,8 @@ result measure(const cuwrap::primary_context& src_ctx, const cuwrap::primary_con
   const auto tiny_dst = dst.span().first(4);
   constexpr int small_repeats = 100;
   s.record(start);
-  for (int i = 0; i < small_repeats; ++i) cuwrap::copy_peer(s, dst_ctx, tiny_dst, src_ctx, tiny_src);
+  for (int i = 0; i < small_repeats; ++i)
+    cuwrap::copy_peer(s, dst_ctx, tiny_dst, src_ctx, tiny_src);
   s.record(stop);
   stop.synchronize();
   const double small_ms = cuwrap::elapsed(start, stop).count();

@@ -2,9 +2,8 @@
 // copies a buffer from GPU 0 to GPU 1 with a peer copy, then runs a kernel on GPU 1 that reads
 // GPU 0's memory directly and writes its own, and checks the result on the host. With fewer
 // than two devices, or no peer access between them, it says why and exits 0.
-#include <cuwrap/cuwrap.hpp>
-
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
 #include <string>
 #include <vector>
 
@@ -38,8 +37,8 @@ int main() try {
   s0.synchronize();
 
   cuwrap::copy_peer(s1, ctx1, on1, ctx0, on0);  // GPU 0 -> GPU 1
-  const auto mod = cuwrap::module::load_file(ctx1, std::string{CUWRAP_SAMPLE_KERNELS_DIR} +
-                                                       "/p2p.cubin");
+  const auto mod =
+      cuwrap::module::load_file(ctx1, std::string{CUWRAP_SAMPLE_KERNELS_DIR} + "/p2p.cubin");
   const auto scale_peer = mod.kernel<void(const float*, float*, int)>("scale_peer");
   s1.launch(scale_peer, cuwrap::launch_config::linear(n, 256), on0.data(), result.data(), n);
   std::vector<float> from_kernel(n), from_copy(n);

@@ -10,8 +10,9 @@
 #include <cuwrap/cuwrap.hpp>
 #include <numeric>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "options.hpp"
 
 namespace {
 
@@ -31,19 +32,9 @@ lane make_lane(const cuwrap::primary_context& ctx, int priority, std::size_t n) 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string dir = CUWRAP_SAMPLE_KERNELS_DIR;
-  int n = 4 * 1024 * 1024;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg{argv[i]};
-    if (arg.starts_with("--kernels=")) {
-      dir = arg.substr(10);
-    } else if (arg.starts_with("--n=")) {
-      n = std::stoi(std::string{arg.substr(4)});
-    } else {
-      std::fprintf(stderr, "usage: stream_priorities [--kernels=DIR] [--n=N]\n");
-      return 2;
-    }
-  }
+  const samples::options options{
+      argc, argv, {{"kernels", CUWRAP_SAMPLE_KERNELS_DIR}, {"n", "4194304"}}};
+  const int n = options.positive("n");
   constexpr int launches = 10;
 
   const auto dev = cuwrap::device::get(0);
@@ -52,7 +43,7 @@ int main(int argc, char** argv) try {
   std::printf("device %d: %s\n", dev.ordinal(), dev.name().c_str());
   std::printf("stream priorities: %d (highest) to %d (lowest)\n", range.greatest, range.least);
 
-  const auto mod = cuwrap::module::load_file(ctx, dir + "/streams.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.cubin");
   const auto copy_ints = mod.kernel<void(int*, const int*, int)>("copy_ints");
 
   std::vector<int> source(static_cast<std::size_t>(n));

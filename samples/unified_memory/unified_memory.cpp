@@ -9,8 +9,9 @@
 #include <cstdio>
 #include <cuwrap/cuwrap.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "options.hpp"
 
 namespace {
 
@@ -24,15 +25,7 @@ struct task {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string dir = CUWRAP_SAMPLE_KERNELS_DIR;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg{argv[i]};
-    if (!arg.starts_with("--kernels=")) {
-      std::fprintf(stderr, "usage: unified_memory [--kernels=DIR]\n");
-      return 2;
-    }
-    dir = arg.substr(10);
-  }
+  const samples::options options{argc, argv, {{"kernels", CUWRAP_SAMPLE_KERNELS_DIR}}};
   constexpr int tasks = 4;
   constexpr std::size_t n = 1 << 16;
   const auto dev = cuwrap::device::get(0);
@@ -40,7 +33,7 @@ int main(int argc, char** argv) try {
   std::printf("device %d: %s, concurrent managed access: %s\n", dev.ordinal(), dev.name().c_str(),
               dev.attribute<CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS>() ? "yes" : "no");
 
-  const auto mod = cuwrap::module::load_file(ctx, dir + "/streams.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.cubin");
   const auto saxpy = mod.kernel<void(float, const float*, float*, int)>("managed_saxpy");
 
   std::vector<task> work;

@@ -3,10 +3,9 @@
 // checks every element.
 //
 //   vector_add [--ptx | --cubin] [--kernels=DIR] [--n=N]
-#include <cuwrap/cuwrap.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <cuwrap/cuwrap.hpp>
 #include <random>
 #include <string>
 #include <string_view>
@@ -53,8 +52,8 @@ int main(int argc, char** argv) try {
 
   for (std::size_t i = 0; i < c.size(); ++i) {
     if (std::fabs(a[i] + b[i] - c[i]) > 1e-5f) {
-      std::fprintf(stderr, "FAILED: element %zu is %f, expected %f\n", i,
-                   static_cast<double>(c[i]), static_cast<double>(a[i] + b[i]));
+      std::fprintf(stderr, "FAILED: element %zu is %f, expected %f\n", i, static_cast<double>(c[i]),
+                   static_cast<double>(a[i] + b[i]));
       return 1;
     }
   }
