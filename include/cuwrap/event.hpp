@@ -3,12 +3,20 @@
 
 #include <cuda.h>
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <source_location>
 #include <type_traits>
 #include <utility>
+
+// elapsed() returns a std::chrono::duration. libstdc++'s <bits/chrono.h> has durations without
+// the calendar, time-zone and formatting parts of C++20's <chrono>, which add about 90 ms to
+// every translation unit (docs/performance.md); other libraries get <chrono>.
+#if defined(__GLIBCXX__) && __has_include(<bits/chrono.h>)
+#include <bits/chrono.h>
+#else
+#include <chrono>
+#endif
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
