@@ -6,7 +6,7 @@
 #include "cuwrap/cuwrap.hpp"
 
 TEST_SUITE("gpu graph") {
-  TEST_CASE("captured and built graphs run real kernels; an update loop changes the factor") {
+  TEST_CASE("captured and built graphs run real kernels and an update loop changes the factor") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     cuwrap::stream s{ctx};
     const auto mod = cuwrap::module::load_file(
