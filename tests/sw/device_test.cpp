@@ -80,7 +80,7 @@ TEST_SUITE("device") {
     CHECK_THROWS_AS((void)cuwrap::device::by_pci_bus_id("0000:ff:1f.7"), cuwrap::error);
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "devices compare and hash by ordinal; uuids are stable") {
+  TEST_CASE_FIXTURE(sw_fixture, "devices compare and hash by ordinal and uuids are stable") {
     const auto a = cuwrap::device::get(0);
     const auto b = cuwrap::device::get(0);
     CHECK(a == b);

@@ -70,7 +70,8 @@ TEST_SUITE("event") {
     CHECK_NOTHROW(e.synchronize());
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "move assignment destroys the previous event; release and adopt") {
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "move assignment destroys the previous event and release and adopt work") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     cuwrap::event a{ctx};
     cuwrap::event b{ctx};

@@ -150,7 +150,8 @@ TEST_SUITE("memory") {
                          cuwrap::error);
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "move assignment frees the previous buffer; release and adopt") {
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "move assignment frees the previous buffer and release and adopt work") {
     current_primary p;
     cuwrap::device_buffer<int> a{p.ctx, 4};
     cuwrap::device_buffer<int> b{p.ctx, 8};

@@ -129,8 +129,8 @@ TEST_SUITE("stream") {
     }
   }
 
-  TEST_CASE_FIXTURE(sw_fixture,
-                    "a moved-from stream is empty; move assignment destroys the previous stream") {
+  TEST_CASE_FIXTURE(
+      sw_fixture, "a moved-from stream is empty and move assignment destroys the previous stream") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     cuwrap::stream a{ctx};
     cuwrap::stream b{ctx};
