@@ -193,6 +193,8 @@ class graph_ref {
 
   /// Runs `fn` on the host (cuGraphAddHostNode). The graph owns a copy of `fn` through a CUDA
   /// user object, so it lives as long as this graph or any executable graph made from it.
+  /// `fn` must not call CUDA. An exception escaping `fn` calls std::terminate: a node built
+  /// here has no stream to report it to (host work captured from a stream does).
   template <class F>
   graph_node add_host(F&& fn, dependencies after = {},
                       std::source_location where = std::source_location::current()) const {
