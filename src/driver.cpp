@@ -115,6 +115,10 @@ namespace {
   X(cuMemPoolSetAttribute, 11020) \
   X(cuMemPoolSetAccess, 11020) \
   X(cuMemPoolGetAccess, 11020) \
+  X(cuMemPoolExportToShareableHandle, 11020) \
+  X(cuMemPoolImportFromShareableHandle, 11020) \
+  X(cuMemPoolExportPointer, 11020) \
+  X(cuMemPoolImportPointer, 11020) \
   X(cuPointerGetAttributes, 7000) \
   X(cuModuleLoadDataEx, 2010) \
   X(cuModuleUnload, 2000) \

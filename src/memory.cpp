@@ -243,14 +243,18 @@ CUmemoryPool create_pool(const device& dev, const memory_pool_options& options,
                          std::source_location where) {
   CUmemPoolProps props{};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.handleTypes = static_cast<CUmemAllocationHandleType>(options.sharing);
   props.location = device_location(dev);
   props.maxSize = options.max_size;
   CUmemoryPool pool{};
   const CUresult r = detail::driver().cuMemPoolCreate(&pool, &props);
   if (r != CUDA_SUCCESS) [[unlikely]] {
-    detail::throw_error(make_error_code(r), "cuMemPoolCreate",
-                        "device " + std::to_string(dev.ordinal()), where);
+    detail::throw_error(
+        make_error_code(r), "cuMemPoolCreate",
+        "device " + std::to_string(dev.ordinal()) +
+            (options.sharing == pool_sharing::posix_fd ? ", shareable as a POSIX file descriptor"
+                                                       : ""),
+        where);
   }
   return pool;
 }
@@ -258,7 +262,7 @@ CUmemoryPool create_pool(const device& dev, const memory_pool_options& options,
 }  // namespace
 
 memory_pool::memory_pool(const device& dev, memory_pool_options options, std::source_location where)
-    : memory_pool_ref{create_pool(dev, options, where)} {
+    : memory_pool_ref{create_pool(dev, options, where)}, sharing_{options.sharing} {
   try {
     set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, options.release_threshold,
                        where);

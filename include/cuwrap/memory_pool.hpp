@@ -79,12 +79,22 @@ class memory_pool_ref {
   native_handle_type handle_;
 };
 
+/// Whether, and as what, a pool can be shared with other processes (CUmemPoolProps::handleTypes).
+enum class pool_sharing {
+  none = CU_MEM_HANDLE_TYPE_NONE,  ///< not shareable (the driver's default)
+  /// Exportable as a POSIX file descriptor (export_pool in ipc.hpp).
+  posix_fd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+};
+
 /// Options for a new pool.
 struct memory_pool_options {
   std::size_t max_size = 0;  ///< the most the pool may reserve; 0: no limit
   /// Memory the pool keeps instead of releasing it at synchronization. The default keeps
   /// everything, so repeated allocations are fast; the driver's own default is 0.
   std::uint64_t release_threshold = UINT64_MAX;
+  /// How other processes may share the pool (a real driver needs
+  /// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED for posix_fd).
+  pool_sharing sharing = pool_sharing::none;
 };
 
 /// An owning memory pool on a device (cuMemPoolCreate, destroyed with cuMemPoolDestroy; memory
@@ -95,11 +105,13 @@ class memory_pool : public memory_pool_ref {
   explicit memory_pool(const device& dev, memory_pool_options options = {},
                        std::source_location where = std::source_location::current());
   memory_pool(memory_pool&& other) noexcept
-      : memory_pool_ref{std::exchange(other.handle_, CUmemoryPool{})} {}
+      : memory_pool_ref{std::exchange(other.handle_, CUmemoryPool{})},
+        sharing_{std::exchange(other.sharing_, pool_sharing::none)} {}
   memory_pool& operator=(memory_pool&& other) noexcept {
     if (this != &other) {
       memory_pool old{std::move(*this)};
       handle_ = std::exchange(other.handle_, CUmemoryPool{});
+      sharing_ = std::exchange(other.sharing_, pool_sharing::none);
     }
     return *this;
   }
@@ -111,14 +123,29 @@ class memory_pool : public memory_pool_ref {
 
   /// The device's default pool, which cuMemAllocAsync uses (cuDeviceGetDefaultMemPool).
   [[nodiscard]] static memory_pool_ref default_pool(const device& dev);
+  /// Takes ownership of `handle` (a pool created with `sharing`, or imported): destroyed with
+  /// cuMemPoolDestroy.
+  [[nodiscard]] static memory_pool adopt(native_handle_type handle,
+                                         pool_sharing sharing = pool_sharing::none) noexcept {
+    return memory_pool{handle, sharing};
+  }
+  /// How the pool can be shared: what it was created with (posix_fd for an imported pool).
+  [[nodiscard]] pool_sharing sharing() const noexcept { return sharing_; }
   /// Gives up ownership: the caller must destroy the returned handle.
   [[nodiscard]] native_handle_type release() noexcept {
+    sharing_ = pool_sharing::none;
     return std::exchange(handle_, CUmemoryPool{});
   }
+
+ private:
+  memory_pool(native_handle_type handle, pool_sharing sharing) noexcept
+      : memory_pool_ref{handle}, sharing_{sharing} {}
+
+  pool_sharing sharing_ = pool_sharing::none;  // known here: the driver has no query for it
 };
 
 static_assert(!std::is_copy_constructible_v<memory_pool> &&
               std::is_nothrow_move_constructible_v<memory_pool> &&
-              sizeof(memory_pool) == sizeof(CUmemoryPool));
+              sizeof(memory_pool) == 2 * sizeof(CUmemoryPool));
 
 }  // namespace cuwrap

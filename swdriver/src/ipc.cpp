@@ -55,6 +55,30 @@ struct EventHandle {
 };
 static_assert(sizeof(EventHandle) <= sizeof(CUipcEventHandle));
 
+constexpr std::uint32_t kPoolMagic = 0x70637773;     // "swcp"
+constexpr std::uint32_t kPointerMagic = 0x61637773;  // "swca"
+
+// The first bytes of a pool file (its first page is the header's).
+struct PoolFileHeader {
+  std::uint32_t magic;
+  std::uint32_t version;
+  std::int32_t device;  ///< the exporter's device ordinal
+  std::int32_t pid;     ///< the process that created the pool (for diagnostics)
+};
+
+// The bytes of a CUmemPoolPtrExportData made by this driver.
+struct PointerData {
+  std::uint32_t magic;
+  std::uint32_t version;
+  std::uint64_t inode;         ///< of the pool file: the importing pool must be its import
+  std::uint64_t offset;        ///< of the allocation in the pool file
+  std::uint64_t size;          ///< of the allocation
+  std::uint64_t mapping_size;  ///< what the importer maps (whole pages)
+  std::uint64_t buffer_id;     ///< in the exporting process
+  std::int32_t device;
+};
+static_assert(sizeof(PointerData) <= sizeof(CUmemPoolPtrExportData));
+
 // A mapping of another process's memory, opened by a context of this one.
 struct Import {
   std::int32_t pid;
@@ -237,6 +261,51 @@ void* map_shareable_memory(std::size_t bytes, std::size_t& mapped, int& fd) noex
   return p;
 }
 
+bool create_pool_file(PoolData& pool) noexcept {
+  const int fd = memfd_create("swcuda-memory-pool", MFD_CLOEXEC);
+  if (fd < 0) return false;
+  const std::size_t page = page_size();
+  const PoolFileHeader h{kPoolMagic, kHandleVersion, pool.device, getpid()};
+  if (ftruncate(fd, static_cast<off_t>(page)) != 0 ||
+      pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
+    close(fd);
+    return false;
+  }
+  pool.fd = fd;
+  pool.inode = inode_of(fd);
+  pool.file_size = page;
+  pool.next_offset = page;
+  return true;
+}
+
+void* map_pool_memory(PoolData& pool, std::size_t bytes, std::size_t& mapped,
+                      std::uint64_t& offset) noexcept {
+  const std::size_t page = page_size();
+  if (bytes > std::numeric_limits<std::size_t>::max() - (page - 1)) return nullptr;
+  const std::size_t rounded = (bytes + page - 1) / page * page;
+  const std::uint64_t start = pool.next_offset;
+  constexpr auto kMaxOffset = static_cast<std::uint64_t>(std::numeric_limits<off_t>::max());
+  if (rounded > kMaxOffset - start) return nullptr;
+  const std::uint64_t end = start + rounded;
+  if (end > pool.file_size) {
+    if (ftruncate(pool.fd, static_cast<off_t>(end)) != 0) return nullptr;
+    pool.file_size = end;  // a larger sparse file costs nothing
+  }
+  void* const p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                       pool.fd, static_cast<off_t>(start));
+  if (p == MAP_FAILED) return nullptr;
+  pool.next_offset = end;
+  mapped = rounded;
+  offset = start;
+  return p;
+}
+
+void discard_pool_memory(const PoolData& pool, std::uint64_t offset, std::size_t bytes) noexcept {
+  // An importer that still maps the range (which CUDA forbids) reads zeros from now on.
+  (void)fallocate(pool.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                  static_cast<off_t>(bytes));
+}
+
 IpcEvent::~IpcEvent() {
   if (page != nullptr) munmap(page, page_size());
   if (fd >= 0) close(fd);
@@ -411,6 +480,126 @@ CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) {
     auto e = std::make_unique<Event>(ctx, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS);
     e->ipc = std::move(ipc);
     *phEvent = reinterpret_cast<CUevent>(s.registry(SWCU_EVENT).add(std::move(e)));
+    return CUDA_SUCCESS;
+  });
+}
+
+// The pool's own descriptor is duplicated: each export is a new descriptor the caller owns.
+CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool,
+                                          CUmemAllocationHandleType handleType,
+                                          unsigned long long flags) {
+  const int type = swcu::raw(handleType);
+  return call(Sym::cuMemPoolExportToShareableHandle, [=](State& s) -> CUresult {
+    if (handle_out == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    const auto p = swcu::find_pool(s, pool);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    // Only a type the pool was created with (so never for a default pool), and only by the
+    // pool's creator: an imported pool is not exported again.
+    if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || (p->handle_types & type) == 0 ||
+        p->fd < 0 || p->imported) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;  // no descriptor left
+    std::memcpy(handle_out, &fd, sizeof fd);
+    return CUDA_SUCCESS;
+  });
+}
+
+// `handle` is the descriptor's number cast to a pointer. The caller keeps its descriptor; the
+// pool holds a duplicate.
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle,
+                                            CUmemAllocationHandleType handleType,
+                                            unsigned long long flags) {
+  const int type = swcu::raw(handleType);
+  return call(Sym::cuMemPoolImportFromShareableHandle, [=](State& s) -> CUresult {
+    if (pool_out == nullptr || flags != 0 || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const auto number = reinterpret_cast<std::uintptr_t>(handle);
+    if (number > static_cast<std::uintptr_t>(INT_MAX)) return CUDA_ERROR_INVALID_VALUE;
+    const int fd = static_cast<int>(number);
+    swcu::PoolFileHeader h{};
+    if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) ||
+        h.magic != swcu::kPoolMagic || h.version != swcu::kHandleVersion) {
+      return CUDA_ERROR_INVALID_VALUE;  // not a descriptor cuMemPoolExportToShareableHandle made
+    }
+    if (s.device(h.device) == nullptr) return CUDA_ERROR_INVALID_VALUE;  // no such device here
+    auto data = std::make_shared<swcu::PoolData>();
+    data->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (data->fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;  // no descriptor left
+    data->imported = true;
+    data->device = h.device;
+    data->handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    data->inode = swcu::inode_of(data->fd);
+    data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    data->access[static_cast<std::size_t>(data->device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    auto* const created =
+        s.registry(SWCU_MEMORY_POOL).add(std::make_unique<swcu::MemoryPool>(data));
+    data->handle = created;
+    *pool_out = reinterpret_cast<CUmemoryPool>(created);
+    return CUDA_SUCCESS;
+  });
+}
+
+// The base of an allocation of a shareable pool, allocated (in stream order: perhaps not yet
+// executed) and not being freed.
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) {
+  return call(Sym::cuMemPoolExportPointer, [=](State& s) -> CUresult {
+    if (shareData_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const Allocation* const a = swcu::find_allocation(s, ptr);
+    if (a == nullptr || a->base != ptr || a->kind != SWCU_DEVICE_ALLOCATION || !a->pool ||
+        a->stage == Allocation::Stage::freeing) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const swcu::PoolData& pool = *a->pool;
+    if (pool.fd < 0 || pool.imported) return CUDA_ERROR_INVALID_VALUE;  // not shareable
+    const swcu::PointerData d{
+        swcu::kPointerMagic, swcu::kHandleVersion, pool.inode, a->pool_offset, a->size,
+        a->mapping_size,     a->buffer_id,         a->device};
+    CUmemPoolPtrExportData out{};
+    std::memcpy(out.reserved, &d, sizeof d);
+    *shareData_out = out;
+    return CUDA_SUCCESS;
+  });
+}
+
+// A new mapping of the allocation's range of the imported pool's file: a device allocation of
+// no context, freed with cuMemFree or cuMemFreeAsync (which unmap it, and leave the memory to
+// its exporter).
+CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
+                                CUmemPoolPtrExportData* shareData) {
+  return call(Sym::cuMemPoolImportPointer, [=](State& s) -> CUresult {
+    if (ptr_out == nullptr || shareData == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto p = swcu::find_pool(s, pool);
+    if (!p || !p->imported) return CUDA_ERROR_INVALID_VALUE;
+    swcu::PointerData d{};
+    std::memcpy(&d, shareData->reserved, sizeof d);
+    const std::size_t page = swcu::page_size();
+    if (d.magic != swcu::kPointerMagic || d.version != swcu::kHandleVersion ||
+        d.inode != p->inode || d.size == 0 || d.mapping_size < d.size ||
+        d.mapping_size % page != 0 || d.offset % page != 0 || d.offset < page ||
+        d.mapping_size > std::numeric_limits<std::size_t>::max()) {
+      return CUDA_ERROR_INVALID_VALUE;  // not data of an allocation of this pool
+    }
+    struct stat st {};
+    if (fstat(p->fd, &st) != 0 || d.offset > static_cast<std::uint64_t>(st.st_size) ||
+        d.mapping_size > static_cast<std::uint64_t>(st.st_size) - d.offset) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, Allocation::Memory::device);
+    void* const m = mmap(nullptr, static_cast<std::size_t>(d.mapping_size), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_NORESERVE, p->fd, static_cast<off_t>(d.offset));
+    if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->mapping = m;
+    a->mapping_size = static_cast<std::size_t>(d.mapping_size);
+    a->base = reinterpret_cast<std::uintptr_t>(m);
+    a->size = static_cast<std::size_t>(d.size);
+    a->device = p->device;
+    a->pool = p;
+    a->pool_offset = d.offset;
+    a->buffer_id = s.next_buffer_id++;
+    *ptr_out = static_cast<CUdeviceptr>(swcu::add_allocation(s, std::move(a))->base);
     return CUDA_SUCCESS;
   });
 }

@@ -15,6 +15,15 @@
 // scheduler runs it (sched.cpp runs a record's `work`). A process whose event was last recorded
 // by another process reads the page: cuEventQuery polls it, cuEventSynchronize and
 // cuStreamWaitEvent block on the futex with the state lock released.
+//
+// Memory pools (cuMemPoolExportToShareableHandle...): a pool created with
+// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR keeps all its allocations in one memfd, the pool
+// file: a header page (PoolFileHeader), then each allocation at an offset of its own, never
+// reused (a free punches a hole, so the memory goes back to the system). Exporting the pool
+// hands out a new descriptor of that file; importing takes a descriptor (inherited, or received
+// with SCM_RIGHTS), checks the header and keeps a duplicate. Exported pointer data names the
+// file's inode, the offset and the size: the importer maps that range of its descriptor, so
+// both processes see the same bytes.
 #pragma once
 
 #include <atomic>
@@ -33,6 +42,21 @@ struct Op;
 /// has no descriptor left it falls back to private anonymous memory (`fd` -1; such memory cannot
 /// be exported). nullptr when nothing can be mapped.
 [[nodiscard]] void* map_shareable_memory(std::size_t bytes, std::size_t& mapped, int& fd) noexcept;
+
+struct PoolData;
+
+/// Creates the memfd of a new pool shareable as a POSIX descriptor (`pool.fd`, its header page
+/// written); false when the system refuses (nothing is left open).
+[[nodiscard]] bool create_pool_file(PoolData& pool) noexcept;
+
+/// Maps `bytes` (rounded up to whole pages, in `mapped`) of zeroed memory at a new offset of the
+/// exporter's pool file (in `offset`), growing the file; nullptr when the system refuses (the
+/// pool is unchanged).
+[[nodiscard]] void* map_pool_memory(PoolData& pool, std::size_t bytes, std::size_t& mapped,
+                                    std::uint64_t& offset) noexcept;
+
+/// Gives the pages of a freed allocation of the exporter's pool file back to the system.
+void discard_pool_memory(const PoolData& pool, std::uint64_t offset, std::size_t bytes) noexcept;
 
 /// The page an interprocess event shares between processes. Lock-free atomics only, so every
 /// process may use it concurrently.

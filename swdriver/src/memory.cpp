@@ -433,8 +433,15 @@ CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::
 
 }  // namespace
 
+PoolData::~PoolData() {
+  if (fd >= 0) close(fd);
+}
+
 void Allocation::release() noexcept {
   if (mapping != nullptr) munmap(mapping, mapping_size);
+  if (mapping != nullptr && pool && pool->fd >= 0 && !pool->imported) {
+    discard_pool_memory(*pool, pool_offset, mapping_size);
+  }
   mapping = nullptr;
   if (fd >= 0) close(fd);
   fd = -1;
@@ -528,7 +535,17 @@ CUresult allocate_from_pool(State& s, Lock& lock, const std::shared_ptr<PoolData
   const unsigned long long needed = pool->used + *rounded;
   const unsigned long long growth = needed > pool->reserved ? needed - pool->reserved : 0;
   if (growth > config().device_memory - dev.memory_used) return CUDA_ERROR_OUT_OF_MEMORY;
-  auto a = new_allocation(s, Allocation::Memory::device, bytes);
+  std::unique_ptr<Allocation> a;
+  if (pool->fd >= 0) {  // a shareable pool: in its memfd, where an importer can map it
+    a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, Allocation::Memory::device);
+    a->mapping = map_pool_memory(*pool, bytes, a->mapping_size, a->pool_offset);
+    if (a->mapping == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->base = reinterpret_cast<std::uintptr_t>(a->mapping);
+    a->size = bytes;
+    a->buffer_id = s.next_buffer_id++;
+  } else {
+    a = new_allocation(s, Allocation::Memory::device, bytes);
+  }
   if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
   a->stage = Allocation::Stage::pending;
   a->device = pool->device;
@@ -554,6 +571,8 @@ CUresult allocate_from_pool(State& s, Lock& lock, const std::shared_ptr<PoolData
   enqueue(s, lock, q, std::move(op));
   return CUDA_SUCCESS;
 }
+
+Allocation* add_allocation(State& s, std::unique_ptr<Allocation> a) { return add(s, std::move(a)); }
 
 void free_now(State& s, Allocation& a) noexcept { free_allocation(s, a, false); }
 

@@ -26,6 +26,11 @@ inline constexpr std::size_t kPitchAlignment = 512;         ///< cuMemAllocPitch
 
 /// What a memory pool accounts (shared with its allocations, which may outlive the handle).
 struct PoolData {
+  PoolData() = default;
+  ~PoolData();  ///< closes `fd`
+  PoolData(const PoolData&) = delete;
+  PoolData& operator=(const PoolData&) = delete;
+
   int device = 0;
   const void* handle = nullptr;  ///< the pool's handle, for CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
   bool is_default = false;
@@ -39,6 +44,13 @@ struct PoolData {
   unsigned long long reserved = 0, reserved_high = 0;
   unsigned long long used = 0, used_high = 0;
   std::vector<int> access;  ///< CUmemAccess_flags per device (the owner: read-write)
+  /// A pool shareable as a POSIX file descriptor keeps its allocations in this memfd (ipc.hpp);
+  /// an imported pool holds its own descriptor of the exporter's memfd. -1 for other pools.
+  int fd = -1;
+  bool imported = false;          ///< cuMemPoolImportFromShareableHandle made it: no allocations
+  std::uint64_t inode = 0;        ///< of `fd`: what exported pointer data names
+  std::uint64_t file_size = 0;    ///< of `fd` (the exporter grows it)
+  std::uint64_t next_offset = 0;  ///< where the exporter's next allocation goes in `fd`
 };
 
 /// A memory pool handle: SWCU_MEMORY_POOL for created pools; default pools are not handles the
@@ -46,6 +58,8 @@ struct PoolData {
 struct MemoryPool final : Object {
   explicit MemoryPool(std::shared_ptr<PoolData> d) noexcept
       : Object(SWCU_MEMORY_POOL), data(std::move(d)) {}
+  /// Lets go of the pool (its allocations may keep it) before the handle waits in the graveyard.
+  void release() noexcept override { data.reset(); }
   std::shared_ptr<PoolData> data;
 };
 
@@ -83,7 +97,8 @@ struct Allocation final : Object {
   unsigned int flags = 0;  ///< host-alloc, registration or managed attach flags
   unsigned long long buffer_id = 0;
   unsigned long long charged = 0;  ///< bytes charged to the device (cuMemAlloc, cuMemAllocPitch)
-  std::shared_ptr<PoolData> pool;  ///< stream-ordered allocations
+  std::shared_ptr<PoolData> pool;  ///< stream-ordered allocations (and imported pool pointers)
+  std::uint64_t pool_offset = 0;   ///< where `mapping` lies in the pool's file (pool->fd >= 0)
   bool sync_memops = false;
   std::vector<PageState> pages;  ///< managed memory, once advised or prefetched
 };
@@ -125,6 +140,9 @@ void release_pool_memory(State& s) noexcept;
 [[nodiscard]] CUresult allocate_from_pool(State& s, Lock& lock,
                                           const std::shared_ptr<PoolData>& pool, Queue& q,
                                           std::size_t bytes, CUdeviceptr* out);
+
+/// Makes `a` live: adds it to its registry and the address map (nothing on failure).
+Allocation* add_allocation(State& s, std::unique_ptr<Allocation> a);
 
 /// Frees an allocation of any kind now (no synchronization), as its owner asked.
 void free_now(State& s, Allocation& a) noexcept;

@@ -9,6 +9,7 @@
 
 #include "capture.hpp"
 #include "config.hpp"
+#include "ipc.hpp"
 #include "memory.hpp"
 
 namespace swcu {
@@ -166,7 +167,9 @@ CUresult set_current_pool(State& s, int device, CUmemoryPool handle) {
   Device* const dev = s.device(device);
   if (dev == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   const auto pool = find_pool(s, handle);
-  if (!pool || pool->device != device) return CUDA_ERROR_INVALID_VALUE;  // must be local
+  if (!pool || pool->device != device || pool->imported) {
+    return CUDA_ERROR_INVALID_VALUE;  // must be local, and able to allocate
+  }
   dev->current_pool = pool->is_default ? nullptr : s.find<MemoryPool>(SWCU_MEMORY_POOL, handle);
   return CUDA_SUCCESS;
 }
@@ -180,7 +183,7 @@ CUresult alloc_async(Sym sym, NullStream null, CUdeviceptr* dptr, std::size_t by
     std::shared_ptr<PoolData> pool;
     if (from_pool) {
       pool = pool_of(s, pool_handle);
-      if (!pool) return CUDA_ERROR_INVALID_VALUE;
+      if (!pool || pool->imported) return CUDA_ERROR_INVALID_VALUE;  // imported: no allocations
     } else {
       pool = current_pool(s, q->device);
     }
@@ -232,6 +235,10 @@ CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
     data->handle_types = static_cast<unsigned int>(swcu::raw(poolProps->handleTypes));
     data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
     data->access[static_cast<std::size_t>(data->device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if ((data->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0 &&
+        !swcu::create_pool_file(*data)) {
+      return CUDA_ERROR_OUT_OF_MEMORY;  // no descriptor or memory left for its shared file
+    }
     auto* const created =
         s.registry(SWCU_MEMORY_POOL).add(std::make_unique<swcu::MemoryPool>(data));
     data->handle = created;

@@ -11,6 +11,9 @@
 //                                             prints "done"; then records it itself, prints
 //                                             "recorded", and on "sync" runs the record and
 //                                             prints "synced"
+//   ipc_helper pool <fd> <pointer data> <ints>  imports the pool whose descriptor it inherited and
+//                                             the allocation (values i), adds 1 to each value,
+//                                             frees it and destroys the pool
 //   ipc_helper serve <ints>                   (SWCUDA_EXEC=deferred) exports memory (values
 //                                             3*i) and an event recorded after a memset of 0x77,
 //                                             prints both handles, runs them on "go", checks
@@ -18,7 +21,9 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <swcuda/control.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -260,6 +265,49 @@ int event(const CUipcEventHandle& handle) {
   return 0;
 }
 
+int pool(int fd, const std::string& hex, std::size_t count) {
+  SWT_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWT_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWT_FN(set_current, cuCtxSetCurrent);
+  SWT_FN(import_pool, cuMemPoolImportFromShareableHandle);
+  SWT_FN(import_pointer, cuMemPoolImportPointer);
+  SWT_FN(alloc_from_pool, cuMemAllocFromPoolAsync);
+  SWT_FN(pool_destroy, cuMemPoolDestroy);
+  SWT_FN(mem_free, cuMemFree_v2);
+  SWT_FN(to_host, cuMemcpyDtoH_v2);
+  SWT_FN(to_device, cuMemcpyHtoD_v2);
+  CUmemPoolPtrExportData data{};
+  if (hex.size() != 2 * sizeof data.reserved) return 2;
+  for (std::size_t i = 0; i < sizeof data.reserved; ++i) {
+    data.reserved[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  CUcontext ctx = nullptr;
+  SWT_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
+  SWT_EXPECT(set_current(ctx), CUDA_SUCCESS);
+  CUmemoryPool imported = nullptr;
+  SWT_EXPECT(import_pool(&imported, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+             CUDA_SUCCESS);
+  close(fd);  // the pool keeps its own descriptor
+  CUdeviceptr p = 0;
+  SWT_EXPECT(import_pointer(&p, imported, &data), CUDA_SUCCESS);
+  SWT_CHECK(g_control->live_handles(SWCU_MEMORY_POOL) == 1);
+  SWT_CHECK(g_control->live_handles(SWCU_DEVICE_ALLOCATION) == 1);
+  CUdeviceptr q = 0;
+  SWT_EXPECT(alloc_from_pool(&q, 64, imported, nullptr), CUDA_ERROR_INVALID_VALUE);
+  const std::size_t bytes = count * sizeof(int);
+  std::vector<int> values(count);
+  SWT_EXPECT(to_host(values.data(), p, bytes), CUDA_SUCCESS);
+  for (std::size_t i = 0; i < count; ++i) SWT_CHECK(values[i] == static_cast<int>(i));
+  for (int& v : values) ++v;
+  SWT_EXPECT(to_device(p, values.data(), bytes), CUDA_SUCCESS);
+  SWT_EXPECT(mem_free(p), CUDA_SUCCESS);  // before the exporter frees it
+  SWT_EXPECT(pool_destroy(imported), CUDA_SUCCESS);
+  SWT_EXPECT(set_current(nullptr), CUDA_SUCCESS);
+  SWT_EXPECT(primary_release(0), CUDA_SUCCESS);
+  return 0;
+}
+
 int serve(std::size_t count) {
   SWT_FN(ctx_create, cuCtxCreate_v4);
   SWT_FN(ctx_destroy, cuCtxDestroy_v2);
@@ -336,10 +384,12 @@ int main(int argc, char** argv) {
     status = fault(from_hex<CUipcMemHandle>(argv[2]));
   } else if (scenario == "event" && argc == 3) {
     status = event(from_hex<CUipcEventHandle>(argv[2]));
+  } else if (scenario == "pool" && argc == 5) {
+    status = pool(std::stoi(argv[2]), argv[3], std::stoul(argv[4]));
   } else if (scenario == "serve" && argc == 3) {
     status = serve(std::stoul(argv[2]));
   } else {
-    std::fprintf(stderr, "usage: ipc_helper memory|fault|event|serve ...\n");
+    std::fprintf(stderr, "usage: ipc_helper memory|fault|event|pool|serve ...\n");
   }
   if (status == 0 && g_control->live_handles_total() != 0) {
     std::fprintf(stderr, "ipc_helper: %zu live handles left\n", g_control->live_handles_total());

@@ -131,6 +131,47 @@ const IpcApi& ipc() {
   return functions;
 }
 
+struct PoolIpcApi {
+  PFN_cuMemPoolExportToShareableHandle_v11020 export_pool =
+      swt::proc<PFN_cuMemPoolExportToShareableHandle_v11020>("cuMemPoolExportToShareableHandle",
+                                                             11020);
+  PFN_cuMemPoolImportFromShareableHandle_v11020 import_pool =
+      swt::proc<PFN_cuMemPoolImportFromShareableHandle_v11020>("cuMemPoolImportFromShareableHandle",
+                                                               11020);
+  PFN_cuMemPoolExportPointer_v11020 export_pointer =
+      swt::proc<PFN_cuMemPoolExportPointer_v11020>("cuMemPoolExportPointer", 11020);
+  PFN_cuMemPoolImportPointer_v11020 import_pointer =
+      swt::proc<PFN_cuMemPoolImportPointer_v11020>("cuMemPoolImportPointer", 11020);
+};
+
+const PoolIpcApi& pools() {
+  static const PoolIpcApi functions;
+  return functions;
+}
+
+// A pinned pool of device 0 with `handle_types`.
+CUmemoryPool create_pool(CUmemAllocationHandleType handle_types) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = handle_types;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(swt::api().cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+  return pool;
+}
+
+std::string to_hex_bytes(const unsigned char (&bytes)[64]) {
+  std::string hex;
+  char digits[3];
+  for (const unsigned char c : bytes) {
+    std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned>(c));
+    hex += digits;
+  }
+  return hex;
+}
+
+constexpr CUmemAllocationHandleType kPosixFd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+constexpr CUmemPoolPtrExportData kNoPointerData{};
 constexpr unsigned kLazy = CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS;
 constexpr CUipcMemHandle kNoMemoryHandle{};
 constexpr CUipcEventHandle kNoEventHandle{};
@@ -269,36 +310,180 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "sharing memory pools between processes is not supported") {
+  TEST_CASE_FIXTURE(swt::DriverTest, "pools are exported and imported with the documented codes") {
     const CUcontext ctx = create_context();
-    CUmemPoolProps props{};
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    CUmemoryPool pool = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&pool, &props));
-    CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, pool, nullptr));
+    const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    const CUmemoryPool plain = create_pool(CU_MEM_HANDLE_TYPE_NONE);
+    CUmemoryPool default_pool = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&default_pool, 0));
+    // Exporting: only a pool created with the handle type, as that type, with flags 0.
     int fd = -1;
-    SWT_CHECK_RESULT(swt::proc<PFN_cuMemPoolExportToShareableHandle_v11020>(
-                         "cuMemPoolExportToShareableHandle", 11020)(
-                         &fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    SWT_CHECK_RESULT(pools().export_pool(nullptr, shared, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().export_pool(&fd, shared, kPosixFd, 1), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().export_pool(&fd, shared, CU_MEM_HANDLE_TYPE_FABRIC, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    for (const CUmemoryPool p : {plain, default_pool, CUmemoryPool{}}) {
+      SWT_CHECK_RESULT(pools().export_pool(&fd, p, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
+    }
+    CHECK(fd == -1);
+    REQUIRE(ctl.add_fault_rule("cuMemPoolExportToShareableHandle:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
+    SWT_CHECK_RESULT(pools().export_pool(&fd, shared, kPosixFd, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(fd == -1);
+    SWT_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    REQUIRE(fd >= 0);
+    CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    int again = -1;
+    SWT_REQUIRE_SUCCESS(pools().export_pool(&again, shared, kPosixFd, 0));
+    CHECK(again != fd);  // each export is a descriptor of its own
+    close(again);
+    // Importing: the descriptor as a pointer-sized number; the caller keeps it.
     CUmemoryPool imported = nullptr;
-    SWT_CHECK_RESULT(swt::proc<PFN_cuMemPoolImportFromShareableHandle_v11020>(
-                         "cuMemPoolImportFromShareableHandle", 11020)(
-                         &imported, nullptr, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                     CUDA_ERROR_NOT_SUPPORTED);
-    CUmemPoolPtrExportData data{};
-    SWT_CHECK_RESULT(
-        swt::proc<PFN_cuMemPoolExportPointer_v11020>("cuMemPoolExportPointer", 11020)(&data, p),
-        CUDA_ERROR_NOT_SUPPORTED);
+    void* const handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd));
+    SWT_CHECK_RESULT(pools().import_pool(nullptr, handle, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().import_pool(&imported, handle, kPosixFd, 1), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().import_pool(&imported, handle, CU_MEM_HANDLE_TYPE_NONE, 0),
+                     CUDA_ERROR_INVALID_VALUE);
+    int ends[2];
+    REQUIRE(pipe2(ends, O_CLOEXEC) == 0);
+    for (const int not_a_pool : {ends[0], -1, 12345}) {
+      SWT_CHECK_RESULT(
+          pools().import_pool(&imported,
+                              reinterpret_cast<void*>(static_cast<std::intptr_t>(not_a_pool)),
+                              kPosixFd, 0),
+          CUDA_ERROR_INVALID_VALUE);
+    }
+    close(ends[0]);
+    close(ends[1]);
+    CHECK(imported == nullptr);
+    const std::size_t live = ctl.live_handles(SWCU_MEMORY_POOL);
+    SWT_REQUIRE_SUCCESS(pools().import_pool(&imported, handle, kPosixFd, 0));
+    CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == live + 1);
+    close(fd);  // the imported pool holds its own
+    // An imported pool allocates nothing and is not exported again.
     CUdeviceptr q = 0;
-    SWT_CHECK_RESULT(swt::proc<PFN_cuMemPoolImportPointer_v11020>("cuMemPoolImportPointer", 11020)(
-                         &q, pool, &data),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    SWT_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&q, 64, imported, nullptr),
+                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(0, imported), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().export_pool(&fd, imported, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
+
+    // Pointers: the base of a live allocation of a shareable pool.
+    constexpr std::size_t count = 2000;  // more than a page
+    CUdeviceptr p = 0, unshared = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&unshared, 64, plain, nullptr));
+    std::vector<int> values(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(i);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), count * sizeof(int)));
+    CUmemPoolPtrExportData data{}, untouched{};
+    for (const CUdeviceptr not_exportable : {p + 4, unshared, CUdeviceptr{}}) {
+      SWT_CHECK_RESULT(pools().export_pointer(&untouched, not_exportable),
+                       CUDA_ERROR_INVALID_VALUE);
+    }
+    SWT_CHECK_RESULT(pools().export_pointer(nullptr, p), CUDA_ERROR_INVALID_VALUE);
+    CHECK(std::memcmp(&untouched, &kNoPointerData, sizeof untouched) == 0);
+    SWT_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+    // Imported only into an imported pool, from data of the pool it imports.
+    SWT_CHECK_RESULT(pools().import_pointer(&q, shared, &data), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().import_pointer(&q, plain, &data), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().import_pointer(nullptr, imported, &data), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, nullptr), CUDA_ERROR_INVALID_VALUE);
+    CUmemPoolPtrExportData garbage{};
+    std::memset(garbage.reserved, 0x5a, sizeof garbage.reserved);
+    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, &garbage), CUDA_ERROR_INVALID_VALUE);
+    const CUmemoryPool other = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CUdeviceptr elsewhere = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&elsewhere, 64, other, nullptr));
+    SWT_REQUIRE_SUCCESS(pools().export_pointer(&garbage, elsewhere));  // another pool's data
+    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, &garbage), CUDA_ERROR_INVALID_VALUE);
+    CHECK(q == 0);
+    const std::size_t allocations = ctl.live_handles(SWCU_DEVICE_ALLOCATION);
+    SWT_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
+    CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == allocations + 1);
+    CHECK(q != p);  // another mapping of the same memory
+    std::vector<int> seen(count);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(seen.data(), q, count * sizeof(int)));
+    CHECK(seen == values);
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(q + 4 * (count - 1), 0x7f, 1));
+    int last = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&last, p + 4 * (count - 1), sizeof last));
+    CHECK(last == 0x7f);
+    CUmemoryPool owner = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, q));
+    CHECK(owner == imported);
+    SWT_CHECK_RESULT(pools().export_pointer(&garbage, q), CUDA_ERROR_INVALID_VALUE);  // imported
+    // The importer frees first (cuMemFree unmaps), then the exporter.
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
+    CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == allocations);
     SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(unshared, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(elsewhere, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWT_CHECK_RESULT(pools().export_pointer(&data, p), CUDA_ERROR_INVALID_VALUE);  // freed
+    for (const CUmemoryPool x : {imported, shared, plain, other}) {
+      SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(x));
+    }
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "fault rules apply to pool import and pointer export and import") {
+    const CUcontext ctx = create_context();
+    const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    int fd = -1;
+    SWT_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    CUdeviceptr p = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 256, shared, nullptr));
+    REQUIRE(ctl.add_fault_rule("cuMemPoolImportFromShareableHandle:1:CUDA_ERROR_OUT_OF_MEMORY;"
+                               "cuMemPoolExportPointer:1:CUDA_ERROR_OUT_OF_MEMORY;"
+                               "cuMemPoolImportPointer:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
+    void* const handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd));
+    CUmemoryPool imported = nullptr;
+    const std::size_t live = ctl.live_handles_total();
+    SWT_CHECK_RESULT(pools().import_pool(&imported, handle, kPosixFd, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(imported == nullptr);
+    CUmemPoolPtrExportData data{};
+    SWT_CHECK_RESULT(pools().export_pointer(&data, p), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(std::memcmp(&data, &kNoPointerData, sizeof data) == 0);
+    CHECK(ctl.live_handles_total() == live);
+    SWT_REQUIRE_SUCCESS(pools().import_pool(&imported, handle, kPosixFd, 0));
+    SWT_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+    CUdeviceptr q = 0;
+    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, &data), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(q == 0);
+    CHECK(ctl.live_handles_total() == live + 1);  // the imported pool
+    SWT_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(imported));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
+    close(fd);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swt::DriverTest,
+                    "another process imports a pool and its allocation and writes to it") {
+    const CUcontext ctx = create_context();
+    const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    constexpr std::size_t count = 3000;  // more than a page
+    CUdeviceptr first = 0, p = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&first, 100, shared, nullptr));  // an offset
+    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
+    std::vector<int> values(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(i);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), count * sizeof(int)));
+    int fd = -1;
+    SWT_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    REQUIRE(fcntl(fd, F_SETFD, 0) == 0);  // inherited across exec: a descriptor is not bytes
+    CUmemPoolPtrExportData data{};
+    SWT_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+    Helper helper({"pool", std::to_string(fd), to_hex_bytes(data.reserved), std::to_string(count)});
+    close(fd);
+    REQUIRE(helper.wait() == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
+    for (std::size_t i = 0; i < count; ++i) REQUIRE(values[i] == static_cast<int>(i) + 1);
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(first, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 

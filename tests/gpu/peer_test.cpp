@@ -25,6 +25,32 @@ TEST_SUITE("gpu peer") {
     for (std::size_t i = 0; i < back.size(); ++i) REQUIRE(back[i] == values[i] + 1);
   }
 
+  TEST_CASE("pool IPC between two processes on one real GPU") {
+    const auto dev = cuwrap::device::get(0);
+    if (!dev.attribute<CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED>() ||
+        !dev.attribute<CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED>() ||
+        (dev.raw_attribute(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES) &
+         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+      MESSAGE("skipped: device 0 has no memory pools shareable as POSIX file descriptors");
+      return;
+    }
+    cuwrap::primary_context ctx{dev};
+    cuwrap::scoped_current_context current{ctx};
+    cuwrap::stream s{ctx};
+    cuwrap::memory_pool_options options;
+    options.sharing = cuwrap::pool_sharing::posix_fd;
+    const cuwrap::memory_pool pool{dev, options};
+    auto shared = pool.allocate<int>(s, 4096);
+    std::vector<int> values(4096);
+    std::iota(values.begin(), values.end(), 0);
+    cuwrap::copy(s, shared, values);
+    s.synchronize();  // allocated and written before the other process imports it
+    REQUIRE(cuwrap::testing::run_ipc_pool_child(pool, shared) == 0);
+    std::vector<int> back(4096);
+    cuwrap::copy(back, shared);
+    for (std::size_t i = 0; i < back.size(); ++i) REQUIRE(back[i] == static_cast<int>(2 * i + 1));
+  }
+
   TEST_CASE("peer access and peer copies between real devices") {
     const auto devices = cuwrap::device::all();
     if (devices.size() < 2) {

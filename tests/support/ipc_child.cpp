@@ -1,12 +1,19 @@
-// The second process of the IPC tests: opens a device allocation and an event another process
-// exported (handles given as hex on the command line), waits for the event, adds 1 to every
-// int, and exits 0, or non-zero with a message. Runs on whichever driver CUWRAP_DRIVER names.
-#include <cuwrap/cuwrap.hpp>
-
+// The second process of the IPC tests. Runs on whichever driver CUWRAP_DRIVER names, and exits
+// 0, or non-zero with a message.
+//
+//   ipc_child <memory handle> <event handle> <count>
+//       opens a device allocation and an event another process exported (handles as hex),
+//       waits for the event and adds 1 to every int
+//   ipc_child pool <fd> <pointer data> <count>
+//       imports the pool whose descriptor it inherited (number <fd>) and the allocation the
+//       pointer data (hex) names, checks that int i is i, writes 2 * i + 1 to it, frees it and
+//       closes the pool
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "cuwrap/cuwrap.hpp"
 
 namespace {
 
@@ -22,11 +29,40 @@ Handle from_hex(const std::string& hex) {
   return h;
 }
 
+int pool_mode(int fd, const cuwrap::ipc_pool_pointer& pointer, std::size_t count) {
+  const cuwrap::file_descriptor inherited{fd};  // this process's copy: closed at the end
+  const auto dev = cuwrap::device::get(0);
+  cuwrap::primary_context ctx{dev};
+  cuwrap::scoped_current_context current{ctx};
+  const cuwrap::memory_pool pool = cuwrap::import_pool(inherited);
+  // An imported pool may start without access from this process's device (NVIDIA's
+  // streamOrderedAllocationIPC sample grants it the same way).
+  if (pool.access(dev) != cuwrap::pool_access::read_write) pool.allow_access(dev);
+  cuwrap::ipc_pool_memory<int> memory{ctx, pool, pointer, count};
+  std::vector<int> values(count);
+  cuwrap::copy(values, memory);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (values[i] != static_cast<int>(i)) {
+      std::fprintf(stderr, "ipc_child: int %zu is %d, expected %zu\n", i, values[i], i);
+      return 3;
+    }
+    values[i] = static_cast<int>(2 * i + 1);
+  }
+  cuwrap::copy(memory, values);
+  return 0;  // frees the imported memory before the exporter does (it waits for this exit)
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
+  if (argc == 5 && std::string{argv[1]} == "pool") {
+    return pool_mode(std::stoi(argv[2]), from_hex<cuwrap::ipc_pool_pointer>(argv[3]),
+                     std::stoul(argv[4]));
+  }
   if (argc != 4) {
-    std::fprintf(stderr, "usage: ipc_child <memory handle hex> <event handle hex> <count>\n");
+    std::fprintf(stderr,
+                 "usage: ipc_child <memory handle hex> <event handle hex> <count>\n"
+                 "       ipc_child pool <fd> <pointer data hex> <count>\n");
     return 2;
   }
   const auto count = std::stoul(argv[3]);

@@ -105,6 +105,10 @@ struct driver_table {
   decltype(&::cuMemPoolSetAttribute) cuMemPoolSetAttribute;
   decltype(&::cuMemPoolSetAccess) cuMemPoolSetAccess;
   decltype(&::cuMemPoolGetAccess) cuMemPoolGetAccess;
+  decltype(&::cuMemPoolExportToShareableHandle) cuMemPoolExportToShareableHandle;
+  decltype(&::cuMemPoolImportFromShareableHandle) cuMemPoolImportFromShareableHandle;
+  decltype(&::cuMemPoolExportPointer) cuMemPoolExportPointer;
+  decltype(&::cuMemPoolImportPointer) cuMemPoolImportPointer;
   decltype(&::cuPointerGetAttributes) cuPointerGetAttributes;
   decltype(&::cuModuleLoadDataEx) cuModuleLoadDataEx;
   decltype(&::cuModuleUnload) cuModuleUnload;
