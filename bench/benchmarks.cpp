@@ -1,7 +1,7 @@
 // The Google Benchmark suite (docs/performance.md): every operation twice, raw (plain calls
-// through cuwrap's driver table, results checked as any correct program does) and through
-// cuwrap, named raw/<op> and cuwrap/<op> so that bench/report.py pairs them. Runs on a GPU, or
-// on the software driver with CUWRAP_DRIVER=software.
+// through the loaded driver's entry points, results checked as any correct program does) and
+// through cuwrap, named raw/<op> and cuwrap/<op> so that bench/report.py pairs them. Runs on a GPU,
+// or on the software driver with CUWRAP_DRIVER=software.
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   try {
-    table = &cuwrap::detail::driver();
+    table = &cuwrap::detail::load_process_driver();
     cuwrap_bench::fixture f{CUWRAP_BENCH_KERNELS_DIR};
     fx = &f;
     const auto& info = cuwrap::detail::driver_info(*table);

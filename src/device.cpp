@@ -5,9 +5,8 @@
 namespace cuwrap {
 
 int device::count() {
-  const detail::driver_table* drv = nullptr;
   try {
-    drv = &detail::driver();
+    (void)detail::load_process_driver();
   } catch (const error& e) {
     if (e.code() == errc::no_device) {
       return 0;  // cuInit said there is no device: that is a count, not a failure
@@ -15,7 +14,7 @@ int device::count() {
     throw;
   }
   int n = 0;
-  check(drv->cuDeviceGetCount(&n), "cuDeviceGetCount");
+  check(detail::driver().cuDeviceGetCount(&n), "cuDeviceGetCount");
   return n;
 }
 

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cudaTypedefs.h"
 #include "cuwrap/error.hpp"
@@ -194,8 +195,8 @@ namespace {
   X(cuIpcOpenEventHandle, 4010)
 // clang-format on
 
-#define CUWRAP_CHECK_TYPE(name, version)                                               \
-  static_assert(std::is_same_v<decltype(driver_table::name), PFN_##name##_v##version>, \
+#define CUWRAP_CHECK_TYPE(name, version)                                                        \
+  static_assert(std::is_same_v<decltype(driver_table::name)::pointer, PFN_##name##_v##version>, \
                 "driver_table::" #name " is not the PFN type of version " #version);
 CUWRAP_DRIVER_FUNCTIONS(CUWRAP_CHECK_TYPE)
 #undef CUWRAP_CHECK_TYPE
@@ -317,18 +318,38 @@ Fn resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version,
 void fill_table(driver_table& table, PFN_cuGetProcAddress_v12000 get_proc, int driver_version) {
 #define CUWRAP_FILL(name, version)                                                                \
   if ((version) > driver_version) {                                                               \
-    table.name = missing_entry_for<index_##name>(table.name);                                     \
+    table.name.set(missing_entry_for<index_##name>(table.name.get()));                            \
   } else {                                                                                        \
     void* fn = nullptr;                                                                           \
     CUdriverProcAddressQueryResult status{};                                                      \
     const CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status); \
-    table.name = (r == CUDA_SUCCESS && fn != nullptr)                                             \
-                     ? reinterpret_cast<decltype(table.name)>(fn)                                 \
-                     : missing_entry_for<index_##name>(table.name);                               \
+    table.name.set((r == CUDA_SUCCESS && fn != nullptr)                                           \
+                       ? reinterpret_cast<decltype(table.name)::pointer>(fn)                      \
+                       : missing_entry_for<index_##name>(table.name.get()));                      \
   }
   CUWRAP_DRIVER_FUNCTIONS(CUWRAP_FILL)
 #undef CUWRAP_FILL
 }
+
+// Points every entry of the process's table at the loaded driver's function.
+const driver_table& publish(const driver_table& loaded) {
+#define CUWRAP_PUBLISH(name, version) process_driver_table.name.set(loaded.name.get());
+  CUWRAP_DRIVER_FUNCTIONS(CUWRAP_PUBLISH)
+#undef CUWRAP_PUBLISH
+  return loaded;
+}
+
+// What an entry of the process's table points to until the driver is loaded: loads it (once)
+// and calls the loaded function.
+template <auto Entry,
+          class Pointer =
+              typename std::remove_cvref_t<decltype(std::declval<driver_table>().*Entry)>::pointer>
+struct load_then_call;
+
+template <auto Entry, class R, class... Args>
+struct load_then_call<Entry, R (*)(Args...)> {
+  static R call(Args... args) { return (load_process_driver().*Entry)(args...); }
+};
 
 }  // namespace
 
@@ -369,11 +390,20 @@ const driver_table& load_driver(const char* spec) {
 
 std::span<const driver_entry> driver_entries() noexcept { return entry_infos; }
 
-const driver_table& load_process_driver() { return load_driver(std::getenv("CUWRAP_DRIVER")); }
+const driver_table& load_process_driver() {
+  static const driver_table& loaded = publish(load_driver(std::getenv("CUWRAP_DRIVER")));
+  return loaded;
+}
+
+#define CUWRAP_LOADER(name, version) \
+  .name = decltype(driver_table::name){load_then_call<&driver_table::name>::call},
+constinit driver_table process_driver_table{CUWRAP_DRIVER_FUNCTIONS(CUWRAP_LOADER)};
+#undef CUWRAP_LOADER
 
 const loaded_driver_info& driver_info(const driver_table& table) {
-  // table is the first member of a loaded_driver (standard layout).
-  return reinterpret_cast<const loaded_driver*>(&table)->info;
+  const driver_table& loaded = &table == &process_driver_table ? load_process_driver() : table;
+  // loaded is the first member of a loaded_driver (standard layout).
+  return reinterpret_cast<const loaded_driver*>(&loaded)->info;
 }
 
 }  // namespace cuwrap::detail

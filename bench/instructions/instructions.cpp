@@ -1,7 +1,7 @@
 // Instruction-count harness (docs/performance.md). Each hot-path operation runs `iterations`
-// times raw (plain calls through cuwrap's driver table, results checked) and through cuwrap,
-// each loop in its own noinline function. count.py runs `--run` under callgrind, collecting only
-// inside cuwrap_perf_measure (and, in a second run, not inside the driver functions that
+// times raw (plain calls through the loaded driver's entry points, results checked) and through
+// cuwrap, each loop in its own noinline function. count.py runs `--run` under callgrind, collecting
+// only inside cuwrap_perf_measure (and, in a second run, not inside the driver functions that
 // `--symbols` lists) and dumping after each call, and `--calls` natively to read the software
 // driver's call counters.
 //
@@ -378,7 +378,7 @@ int main(int argc, char** argv) {
   }
   const std::string mode = argv[2];
   try {
-    table = &cuwrap::detail::driver();
+    table = &cuwrap::detail::load_process_driver();
     cuwrap_bench::fixture f{argv[1]};
     fx = &f;
     if (mode == "--list") {

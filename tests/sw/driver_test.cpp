@@ -32,6 +32,20 @@ TEST_SUITE("driver") {
     }
   }
 
+  TEST_CASE_FIXTURE(sw_fixture, "once loaded, every process table entry is the driver's function") {
+    const auto& loaded = cuwrap::detail::load_process_driver();
+    const auto& process = cuwrap::detail::driver();
+    REQUIRE(&loaded != &process);
+    const auto* loaded_slots = reinterpret_cast<void* const*>(&loaded);
+    const auto* process_slots = reinterpret_cast<void* const*>(&process);
+    const auto entries = cuwrap::detail::driver_entries();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      CAPTURE(entries[i].base_name);
+      CHECK(process_slots[i] == loaded_slots[i]);
+    }
+    CHECK(&cuwrap::detail::driver_info(process) == &cuwrap::detail::driver_info(loaded));
+  }
+
   TEST_CASE_FIXTURE(sw_fixture,
                     "cuCtxCreate is requested at 12050 and resolves to cuCtxCreate_v4") {
     for (const auto& entry : cuwrap::detail::driver_entries()) {
@@ -40,5 +54,21 @@ TEST_SUITE("driver") {
         CHECK(std::string{entry.exported_name} == "cuCtxCreate_v4");
       }
     }
+  }
+}
+
+TEST_SUITE("sw_env") {
+  TEST_CASE("the first call through the process table loads the driver") {
+    // Needs a process of its own (so it is in sw_env, run only by name): nothing has loaded
+    // the driver yet.
+    const auto& process = cuwrap::detail::driver();
+    const auto address = [](auto fn) { return reinterpret_cast<const void*>(fn); };
+    const void* before = address(process.cuDeviceGetCount.get());
+    int count = 0;
+    REQUIRE(process.cuDeviceGetCount(&count) == CUDA_SUCCESS);
+    CHECK(count >= 1);
+    const auto& loaded = cuwrap::detail::load_process_driver();
+    CHECK(before != address(loaded.cuDeviceGetCount.get()));
+    CHECK(address(process.cuDeviceGetCount.get()) == address(loaded.cuDeviceGetCount.get()));
   }
 }

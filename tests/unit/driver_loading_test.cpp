@@ -2,6 +2,7 @@
 // load_driver(spec) directly, so they need no driver and do not touch the process's table.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cuwrap/detail/driver.hpp"
@@ -42,6 +43,28 @@ TEST_SUITE("driver loading") {
     const auto e = load_error(CUWRAP_TEST_STUB_DRIVER);
     CHECK(e.code() == cuwrap::make_error_code(CUDA_ERROR_STUB_LIBRARY));
     CHECK(std::string{e.what()}.find("stub library, not a driver") != std::string::npos);
+  }
+
+  TEST_CASE("until the driver loads, every entry of the process table tries to load it") {
+    // CTest runs each case in a process of its own, so this is the process's first driver call.
+    const char* old = std::getenv("CUWRAP_DRIVER");
+    const std::string saved = old != nullptr ? old : "";
+    REQUIRE(setenv("CUWRAP_DRIVER", "/nonexistent/libcuda.so.1", 1) == 0);
+    const auto& process = cuwrap::detail::driver();
+    int count = -1;
+    for (int attempt = 0; attempt < 2; ++attempt) {  // a failed load is not remembered
+      CHECK_THROWS_WITH_AS(process.cuDeviceGetCount(&count),
+                           doctest::Contains("cannot load '/nonexistent/libcuda.so.1'"),
+                           cuwrap::error);
+    }
+    CHECK_THROWS_WITH_AS(process.cuStreamQuery(nullptr), doctest::Contains("no CUDA driver"),
+                         cuwrap::error);
+    CHECK(count == -1);
+    if (old != nullptr) {
+      setenv("CUWRAP_DRIVER", saved.c_str(), 1);
+    } else {
+      unsetenv("CUWRAP_DRIVER");
+    }
   }
 
   TEST_CASE("every table entry is requested by its base name") {
