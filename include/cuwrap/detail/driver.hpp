@@ -6,6 +6,10 @@
 
 #include <cuda.h>
 
+#if CUDA_VERSION < 13000
+#error "cuwrap needs CUDA 13.0 headers or newer (12.x bind cuCtxCreate and others to older ABIs)"
+#endif
+
 #include <atomic>
 #include <span>
 #include <string>
