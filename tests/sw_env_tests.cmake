@@ -23,3 +23,4 @@ cuwrap_sw_env_test("without a link peer access names both devices"
                    "SWCUDA_DEVICES=2;SWCUDA_P2P=0-1")
 cuwrap_sw_env_test("fault sweep: enabling peer access and opening IPC memory" "SWCUDA_DEVICES=2")
 cuwrap_sw_env_test("the first call through the process table loads the driver" "SWCUDA_DEVICES=1")
+cuwrap_sw_env_test("first calls from many threads at once load the driver once" "SWCUDA_DEVICES=1")

@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cuwrap/error.hpp"
 #include "sw_fixture.hpp"
+#include "swcuda.hpp"
 
 using cuwrap::testing::sw_fixture;
 
@@ -70,5 +73,26 @@ TEST_SUITE("sw_env") {
     const auto& loaded = cuwrap::detail::load_process_driver();
     CHECK(before != address(loaded.cuDeviceGetCount.get()));
     CHECK(address(process.cuDeviceGetCount.get()) == address(loaded.cuDeviceGetCount.get()));
+  }
+
+  TEST_CASE("first calls from many threads at once load the driver once") {
+    // Needs a process of its own, like the case above.
+    constexpr int thread_count = 8;
+    std::vector<int> counts(thread_count, 0);
+    std::vector<CUresult> results(thread_count, CUDA_ERROR_UNKNOWN);
+    {
+      std::vector<std::jthread> threads;
+      for (int i = 0; i < thread_count; ++i) {
+        threads.emplace_back(
+            [&, i] { results[i] = cuwrap::detail::driver().cuDeviceGetCount(&counts[i]); });
+      }
+    }
+    for (int i = 0; i < thread_count; ++i) {
+      CHECK(results[i] == CUDA_SUCCESS);
+      CHECK(counts[i] >= 1);
+    }
+    const auto calls = cuwrap::testing::current_call_counts();
+    CHECK(calls.at("cuInit") == 1);
+    CHECK(calls.at("cuDeviceGetCount") == thread_count);
   }
 }
