@@ -9,6 +9,7 @@
 // Like the driver on an sm_90 device, the loader takes an ELF entry for the device's
 // architecture first, then the newest PTX entry it can "compile" (not newer than the device).
 // A compressed entry it cannot decompress (zstd needs libzstd.so.1 at run time) is passed over.
+// The JIT linker (link.cpp) takes the PTX entry alone (fatbin_code).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@ constexpr std::size_t kEntryHeaderMin = 0x40;
 constexpr unsigned long long kFlagLz4 = 0x2000;
 constexpr unsigned long long kFlagZstd = 0x8000;
 constexpr std::size_t kMaxUnknownExtent = std::size_t{1} << 30;
+constexpr int kEntryLtoIr = 8;  // an LTO-IR entry (nvcc -gencode ...,code=lto_NN)
 
 template <class T>
 T read(const unsigned char* p) noexcept {
@@ -105,6 +107,49 @@ bool compatible_elf(int arch) noexcept {
   return arch / 10 == kDeviceArch / 10 && arch % 10 <= kDeviceArch % 10;
 }
 
+// The entries of the fatbin at `data` (size SIZE_MAX: unknown); false with why it is invalid.
+bool read_entries(const unsigned char* data, std::size_t size, std::vector<Entry>& entries,
+                  std::string& why) {
+  const std::size_t limit = size == SIZE_MAX ? kMaxUnknownExtent : size;
+  if (limit < 16 || read<std::uint32_t>(data) != kFatbinMagic) {
+    why = "bad header";
+    return false;
+  }
+  const std::size_t header = read<std::uint16_t>(data + 6);
+  const auto body = read<std::uint64_t>(data + 8);
+  if (header < 16 || header > limit || body > limit - header) {
+    why = "bad size";
+    return false;
+  }
+  const std::size_t total = header + body;
+  for (std::size_t off = header; off < total;) {
+    if (total - off < kEntryHeaderMin) {
+      why = "truncated entry at " + std::to_string(off);
+      return false;
+    }
+    const unsigned char* e = data + off;
+    Entry entry;
+    entry.kind = read<std::uint16_t>(e);
+    const std::size_t entry_header = read<std::uint32_t>(e + 4);
+    const auto padded = read<std::uint64_t>(e + 8);
+    if (entry_header < kEntryHeaderMin || entry_header > total - off ||
+        padded > total - off - entry_header) {
+      why = "entry at " + std::to_string(off) + " overruns the fatbin";
+      return false;
+    }
+    const std::size_t compressed = read<std::uint32_t>(e + 0x10);
+    entry.arch = static_cast<int>(read<std::uint32_t>(e + 0x1c));
+    entry.flags = read<std::uint64_t>(e + 0x28);
+    entry.uncompressed = read<std::uint64_t>(e + 0x38);
+    entry.payload = e + entry_header;
+    const bool packed = (entry.flags & (kFlagLz4 | kFlagZstd)) != 0;
+    entry.size = packed ? std::min<std::size_t>(compressed, padded) : padded;
+    entries.push_back(entry);
+    off += entry_header + padded;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool decompress(unsigned long long flags, const unsigned char* data, std::size_t size,
@@ -132,6 +177,33 @@ bool decompress(unsigned long long flags, const unsigned char* data, std::size_t
   return false;
 }
 
+namespace {
+
+// A cubin was chosen: the interpreter runs the fatbin's best PTX entry for it, when it has one
+// that decodes (its kernels and globals carry the same names).
+void attach_ptx(const std::vector<const Entry*>& ptx, const LoadOptions& options, Image& out) {
+  for (const Entry* e : ptx) {
+    std::vector<unsigned char> plain;
+    const unsigned char* code = e->payload;
+    std::size_t length = e->size;
+    if ((e->flags & (kFlagLz4 | kFlagZstd)) != 0) {
+      std::string why;
+      if (!decompress(e->flags, e->payload, e->size, e->uncompressed, plain, why)) continue;
+      code = plain.data();
+      length = plain.size();
+    }
+    const char* text = reinterpret_cast<const char*>(code);
+    Image parsed;
+    if (parse_ptx(std::string_view(text, strnlen(text, length)), options, parsed).error ==
+        ImageError::none) {
+      out.program = std::move(parsed.program);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOptions& options,
                      Image& out) {
   LoadLog log;
@@ -140,35 +212,9 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
     log.error_log = "invalid fatbin: " + std::move(why);
     return log;
   };
-  const std::size_t limit = size == SIZE_MAX ? kMaxUnknownExtent : size;
-  if (limit < 16 || read<std::uint32_t>(data) != kFatbinMagic) return invalid("bad header");
-  const std::size_t header = read<std::uint16_t>(data + 6);
-  const auto body = read<std::uint64_t>(data + 8);
-  if (header < 16 || header > limit || body > limit - header) return invalid("bad size");
-  const std::size_t total = header + body;
-
   std::vector<Entry> entries;
-  for (std::size_t off = header; off < total;) {
-    if (total - off < kEntryHeaderMin) return invalid("truncated entry at " + std::to_string(off));
-    const unsigned char* e = data + off;
-    Entry entry;
-    entry.kind = read<std::uint16_t>(e);
-    const std::size_t entry_header = read<std::uint32_t>(e + 4);
-    const auto padded = read<std::uint64_t>(e + 8);
-    if (entry_header < kEntryHeaderMin || entry_header > total - off ||
-        padded > total - off - entry_header) {
-      return invalid("entry at " + std::to_string(off) + " overruns the fatbin");
-    }
-    const std::size_t compressed = read<std::uint32_t>(e + 0x10);
-    entry.arch = static_cast<int>(read<std::uint32_t>(e + 0x1c));
-    entry.flags = read<std::uint64_t>(e + 0x28);
-    entry.uncompressed = read<std::uint64_t>(e + 0x38);
-    entry.payload = e + entry_header;
-    const bool packed = (entry.flags & (kFlagLz4 | kFlagZstd)) != 0;
-    entry.size = packed ? std::min<std::size_t>(compressed, padded) : padded;
-    entries.push_back(entry);
-    off += entry_header + padded;
-  }
+  std::string bad;
+  if (!read_entries(data, size, entries, bad)) return invalid(std::move(bad));
 
   // ELF entries for the device first, then PTX entries, newest first.
   std::vector<const Entry*> order;
@@ -218,6 +264,7 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
     }
     if (last.error == ImageError::none) {
       out.from_fatbin = true;
+      if (e->kind == 2) attach_ptx(ptx, options, out);
       if (!passed_over.empty()) {
         last.info_log += (last.info_log.empty() ? "" : "\n") + ("swcuda: " + passed_over);
       }
@@ -230,6 +277,39 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
     return log;
   }
   return last;
+}
+
+FatbinCode fatbin_code(const unsigned char* data, std::size_t size) {
+  FatbinCode out;
+  std::vector<Entry> entries;
+  if (!read_entries(data, size, entries, out.error)) {
+    out.error = "invalid fatbin: " + out.error;
+    return out;
+  }
+  const Entry* best = nullptr;
+  for (const Entry& e : entries) {
+    if (e.kind == 2) out.has_elf = true;
+    if (e.kind == kEntryLtoIr) out.has_ltoir = true;
+    if (e.kind == 1 && e.arch <= kDeviceArch && (best == nullptr || e.arch > best->arch)) best = &e;
+  }
+  if (best == nullptr) return out;
+  std::vector<unsigned char> plain;
+  const unsigned char* code = best->payload;
+  std::size_t length = best->size;
+  if ((best->flags & (kFlagLz4 | kFlagZstd)) != 0) {
+    std::string why;
+    if (!decompress(best->flags, best->payload, best->size, best->uncompressed, plain, why)) {
+      out.error =
+          "the PTX entry for compute_" + std::to_string(best->arch) + " is unusable: " + why;
+      return out;
+    }
+    code = plain.data();
+    length = plain.size();
+  }
+  const char* text = reinterpret_cast<const char*>(code);
+  out.ptx.assign(text, strnlen(text, length));
+  out.ptx_arch = best->arch;
+  return out;
 }
 
 }  // namespace swcu

@@ -10,11 +10,13 @@
 // operation on the simulated clock (1 us) plus the bytes its copies and memsets move: a graph's
 // nodes share one launch overhead.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
 #include "capture.hpp"
+#include "interpret.hpp"
 #include "launch.hpp"
 #include "user_object.hpp"
 
@@ -106,10 +108,10 @@ thread_local Launch* t_launch = nullptr;  // the launch the calling thread runs,
 
 using StateLock = std::unique_lock<std::mutex>;
 
-// A failure of a node: the stream's asynchronous error (sticky for a bad address, as on a GPU).
+// A failure of a node: the stream's asynchronous error (sticky for a device fault, as on a GPU).
 void fail(Queue& q, CUresult code) {
   if (!q.error || q.error->reported) q.error = std::make_shared<AsyncError>(AsyncError{code});
-  if (code == CUDA_ERROR_ILLEGAL_ADDRESS && q.ctx != nullptr &&
+  if (is_device_fault(code) && q.ctx != nullptr &&
       q.ctx->sticky_error == CUDA_SUCCESS) {
     q.ctx->sticky_error = code;
   }
@@ -159,6 +161,24 @@ CUresult run_fill(State& s, const FillShape& f) {
 }
 
 bool run_level(Launch& l, Graph& g);
+
+// A kernel node without a registered host function: its PTX, under the lock.
+bool run_interpreted(State& s, Queue& q, const KernelArgs& k, const swcu_launch& v) {
+  LaunchSpec spec;
+  spec.kernel = k.name;
+  spec.grid = k.grid;
+  spec.block = k.block;
+  spec.shared_bytes = k.shared;
+  spec.priority = v.priority;
+  spec.stream = v.stream;
+  spec.offsets = k.offsets;
+  spec.sizes = k.sizes;
+  spec.params = k.params;
+  log_launch(spec);
+  const CUresult r = interpret_now(s, *q.ctx, k.func, spec);
+  if (r != CUDA_SUCCESS) fail(q, r);
+  return r == CUDA_SUCCESS;
+}
 
 unsigned condition_value(Launch& l, CUgraphConditionalHandle handle) {
   const StateLock lock(state().mutex);
@@ -230,6 +250,7 @@ bool run_node(Launch& l, Node& n) {
       v.param_sizes = k.sizes.data();
       v.params = k.params.data();
       v.params_size = k.params.size();
+      if (!has_host_function(k.name)) return run_interpreted(s, q, k, v);
       lock.unlock();  // the plan cannot change while the launch holds it
       run_kernel_now(v);
       return true;

@@ -9,11 +9,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace swcu {
+
+namespace ptx {
+struct Program;
+}
 
 /// The simulated device's architecture (sm_90).
 inline constexpr int kDeviceArch = 90;
@@ -63,6 +68,9 @@ struct Image {
   std::vector<KernelDesc> kernels;
   std::vector<GlobalDesc> globals;
   std::size_t const_bytes = 0;  ///< user constant memory (CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)
+  /// The decoded PTX the interpreter runs (ptx/program.hpp): the image's PTX, or a fatbin's PTX
+  /// entry when the fatbin's cubin was chosen; nullptr when the image holds no PTX (SASS only).
+  std::shared_ptr<const ptx::Program> program;
 
   [[nodiscard]] const KernelDesc* kernel(std::string_view name) const noexcept;
   [[nodiscard]] const GlobalDesc* global(std::string_view name) const noexcept;
@@ -108,6 +116,19 @@ struct LoadLog {
 /// A fatbin: `data` starts with the fatbin magic 0xBA55ED50.
 [[nodiscard]] LoadLog parse_fatbin(const unsigned char* data, std::size_t size,
                                    const LoadOptions& options, Image& out);
+
+/// What the JIT linker (link.cpp) takes from a fatbin: the text of its newest PTX entry the
+/// device can run (decompressed; empty when there is none) and which other code it holds.
+struct FatbinCode {
+  std::string ptx;
+  int ptx_arch = 0;        ///< the PTX entry's compute_NN
+  bool has_elf = false;    ///< SASS entries (any architecture)
+  bool has_ltoir = false;  ///< LTO-IR entries (code=lto_NN)
+  std::string error;       ///< not empty: the fatbin is invalid or its PTX entry unusable
+};
+
+/// Reads a fatbin (`size` SIZE_MAX: unknown, trusted to its headers) for the JIT linker.
+[[nodiscard]] FatbinCode fatbin_code(const unsigned char* data, std::size_t size);
 
 /// Decompresses a fatbin entry's payload (LZ4 block or zstd frame) into `out` of the expected
 /// size; false when the format is unknown, the library for it is missing, or the data is bad.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "capture.hpp"
+#include "interpret.hpp"
 #include "module.hpp"
 #include "sched.hpp"
 
@@ -369,7 +370,18 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
     spec.stream = a.stream;
     // A capturing stream records it as a kernel node instead (capture.hpp): not launched.
     if (const Captured r = capture_kernel(s, *q, a.f, view_of(spec))) return *r;
-    push(s, *q, launch_op(std::move(spec)));
+    // What runs: a host function registered for the kernel, else its PTX (interpret.hpp).
+    if (has_host_function(spec.kernel)) {
+      push(s, *q, launch_op(std::move(spec)));
+    } else {
+      std::string why;
+      if (const CUresult r = check_interpretable(*f, why)) {
+        std::fprintf(stderr, "swcuda: %s\n", why.c_str());
+        return r;
+      }
+      log_launch(spec);
+      push(s, *q, interpret_op(*f, std::move(spec)));
+    }
     for (CUevent handle : attrs.events) {
       Op record_op;
       record_op.kind = OpKind::record;
@@ -448,6 +460,19 @@ int active_blocks_per_sm(std::size_t static_shared, int max_threads, int max_dyn
   const std::size_t per_block = static_shared + dynamic + kReservedSharedPerBlock;
   const auto by_shared = static_cast<int>(std::min<std::size_t>(kSharedPerSm / per_block, 1024));
   return std::min({kBlocksPerSm, by_threads, by_shared});
+}
+
+bool has_host_function(const std::string& kernel) {
+  Launches& l = launches();
+  const std::lock_guard lock(l.mutex);
+  return l.functions.contains(kernel);
+}
+
+void log_launch(const LaunchSpec& spec) {
+  auto record = std::make_shared<const LaunchRecord>(spec);
+  Launches& l = launches();
+  const std::lock_guard lock(l.mutex);
+  l.log.push_back(std::move(record));
 }
 
 int register_kernel(const char* name, swcu_kernel_fn fn, void* user) noexcept {

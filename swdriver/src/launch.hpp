@@ -53,6 +53,12 @@ struct LaunchSpec {
 /// stream's queue (sched.hpp): cuLaunchKernel*, and graph kernel nodes when a graph runs.
 [[nodiscard]] Op launch_op(LaunchSpec spec);
 
+/// True when a host function is registered for `kernel` (it then runs instead of the PTX).
+[[nodiscard]] bool has_host_function(const std::string& kernel);
+
+/// Appends a launch that the interpreter runs to the launch log.
+void log_launch(const LaunchSpec& spec);
+
 // The control API members (control.h, version 3).
 int register_kernel(const char* name, swcu_kernel_fn fn, void* user) noexcept;
 std::size_t launch_log_size() noexcept;

@@ -1,5 +1,7 @@
 // Modules and functions: cuModuleLoad*, cuModuleUnload, cuModuleGet*, cuFunc* (module.hpp).
 #include "module.hpp"
+#include "ptx/exec.hpp"
+#include "ptx/program.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -148,6 +150,37 @@ const KernelDesc* describe(State& s, const void* handle) noexcept {
   return nullptr;
 }
 
+namespace {
+
+// The addresses of the decoded program's globals in the module, and the initializers that hold
+// addresses (relocations), now that every global has one.
+void link_program_globals(const Image& image, Module& m) {
+  const ptx::Program& p = *image.program;
+  m.program_globals.assign(p.globals.size(), 0);
+  for (std::size_t i = 0; i < p.globals.size(); ++i) {
+    for (std::size_t k = 0; k < image.globals.size(); ++k) {
+      if (image.globals[k].name == p.globals[i].name) {
+        m.program_globals[i] = m.globals[k]->base;
+        break;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < p.globals.size(); ++i) {
+    if (m.program_globals[i] == 0) continue;
+    for (const ptx::Reloc& r : p.globals[i].relocs) {
+      std::uint64_t value = r.function ? ptx::function_address(r.target)
+                                       : m.program_globals[r.target];
+      value += static_cast<std::uint64_t>(r.addend);
+      if (r.offset + r.size <= p.globals[i].size) {
+        std::memcpy(reinterpret_cast<unsigned char*>(m.program_globals[i]) + r.offset, &value,
+                    std::min<std::size_t>(r.size, sizeof value));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Module> instantiate(State& s, Context& ctx, std::shared_ptr<const Image> image,
                                     Library* library) {
   auto m = std::make_unique<Module>();
@@ -178,6 +211,7 @@ std::unique_ptr<Module> instantiate(State& s, Context& ctx, std::shared_ptr<cons
     a->buffer_id = s.next_buffer_id++;
     m->globals.push_back(std::move(a));
   }
+  if (image->program != nullptr) link_program_globals(*image, *m);
   for (std::size_t i = 0; i < image->kernels.size(); ++i) {
     auto f = std::make_unique<Function>();
     f->module = m.get();

@@ -77,6 +77,9 @@ struct Module final : Object {
   std::vector<std::unique_ptr<Function>> functions;  ///< in image order
   std::vector<std::unique_ptr<Allocation>> globals;  ///< in image order
   unsigned char* memory = nullptr;                   ///< every global, zeroed
+  /// The address of each global of the image's decoded PTX (Image::program), in its order;
+  /// 0 for a global no image global defines.
+  std::vector<std::uint64_t> program_globals;
   bool live = true;
 };
 

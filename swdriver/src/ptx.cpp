@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "image.hpp"
+#include "ptx/program.hpp"
 
 namespace swcu {
 namespace {
@@ -669,6 +670,19 @@ LoadLog parse_ptx(std::string_view text, const LoadOptions& options, Image& out)
   }
   log = Parser(std::move(tokens), options, out).run();
   if (log.error != ImageError::none) return log;
+  // The bodies, decoded for the interpreter; what it refuses, NVIDIA's PTX JIT refuses too.
+  std::string why;
+  out.program = ptx::parse_program(text, why);
+  if (out.program == nullptr) {
+    log.error = ImageError::invalid_ptx;
+    log.error_log = "ptxas application ptx input, " + why;
+    return log;
+  }
+  for (const ptx::Global& g : out.program->globals) {
+    for (GlobalDesc& d : out.globals) {
+      if (d.name == g.name && !g.init.empty()) d.init = g.init;
+    }
+  }
   out.arch = kDeviceArch;  // "compiled" for the device
   log.info_log = "swcuda: PTX ISA " + std::to_string(out.ptx_isa / 10) + "." +
                  std::to_string(out.ptx_isa % 10) + " for sm_" + std::to_string(out.virtual_arch) +

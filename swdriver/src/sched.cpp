@@ -1,6 +1,7 @@
 #include "sched.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "config.hpp"
 #include "graph.hpp"
@@ -90,7 +91,7 @@ void run_head(State& s, Lock& lock, Queue& q) {
       if (error == CUDA_SUCCESS && broken == CUDA_SUCCESS && op.work) {
         error = op.work(s);
         // A fault of the device itself (a bad address) breaks the context, as on a GPU.
-        if (error == CUDA_ERROR_ILLEGAL_ADDRESS && ctx.sticky_error == CUDA_SUCCESS) {
+        if (is_device_fault(error) && ctx.sticky_error == CUDA_SUCCESS) {
           ctx.sticky_error = error;
         }
       }
@@ -271,11 +272,19 @@ void wait_for(State& s, Lock& lock, const std::shared_ptr<Completion>& target) {
     }
   }
   kick(s, lock);
+  flush_printf(s);
 }
 
 bool queue_done(const Queue& q) noexcept {
   if (!q.idle()) return false;
   return q.kind != Queue::Kind::legacy || q.ctx == nullptr || blocking_tails(*q.ctx, &q).empty();
+}
+
+void flush_printf(State& s) noexcept {
+  if (s.printf_output.empty()) return;
+  std::fwrite(s.printf_output.data(), 1, s.printf_output.size(), stdout);
+  std::fflush(stdout);
+  s.printf_output.clear();
 }
 
 void drain(State& s, Lock& lock, Queue& q) {
@@ -286,6 +295,7 @@ void drain(State& s, Lock& lock, Queue& q) {
     for (auto& tail : blocking_tails(*q.ctx, &q)) waits.push_back(std::move(tail));
   }
   for (const auto& c : waits) wait_for(s, lock, c);
+  flush_printf(s);
 }
 
 void drain_context(State& s, Lock& lock, Context& ctx) {
@@ -294,6 +304,7 @@ void drain_context(State& s, Lock& lock, Context& ctx) {
     if (q->tail) waits.push_back(q->tail);
   }
   for (const auto& c : waits) wait_for(s, lock, c);
+  flush_printf(s);
 }
 
 CUresult take_error(Queue& q) noexcept {
@@ -305,6 +316,7 @@ CUresult take_error(Queue& q) noexcept {
 }
 
 void reclaim_context(State& s, Context& ctx) noexcept {
+  flush_printf(s);
   reclaim_modules(s, ctx);  // first: their globals leave the address map before memory goes
   reclaim_graphs(s, ctx);   // captures, executable graphs and graphs (graph.hpp)
   for (const void* h : s.registry(SWCU_STREAM).handles_if([&ctx](const Object& o) {

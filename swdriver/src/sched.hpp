@@ -155,6 +155,23 @@ std::shared_ptr<Completion> enqueue(State& s, Lock& lock, Queue& q, Op op);
 /// Runs operations until `c` is done (immediate or deferred mode alike). May release the lock.
 void wait_for(State& s, Lock& lock, const std::shared_ptr<Completion>& c);
 
+/// True for the errors of a kernel's execution that leave the context unusable, as on a GPU
+/// (illegal or misaligned address, assert, trap, timeout, stack error...).
+[[nodiscard]] constexpr bool is_device_fault(CUresult r) noexcept {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED:
+      return true;
+    default: return false;
+  }
+}
+
+/// Writes the device-side printf output of finished kernels to stdout (what a GPU does at
+/// synchronization points and when a context is destroyed).
+void flush_printf(State& s) noexcept;
+
 /// Runs operations until everything enqueued in `q` so far is done. May release the lock.
 void drain(State& s, Lock& lock, Queue& q);
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -98,6 +99,9 @@ struct Context final : Object {
   /// per-thread default streams (sched.hpp). A destroyed stream's queue stays until it drains.
   std::vector<std::shared_ptr<Queue>> queues;
   Queue* legacy = nullptr;                       ///< created on first use
+  /// Device malloc's heap: each block by address (interpret.hpp).
+  std::map<std::uint64_t, std::unique_ptr<unsigned char[]>> device_heap;
+  std::size_t device_heap_used = 0;
   std::map<std::thread::id, Queue*> per_thread;  ///< created on first use
 };
 
@@ -130,6 +134,9 @@ struct State {
   /// Signalled whenever an operation completes (threads wait here while another thread runs a
   /// host function with the mutex released).
   std::condition_variable progress;
+  /// Device-side printf output not yet printed: written to stdout where a GPU flushes its
+  /// printf buffer (at synchronization and context destruction; interpret.hpp).
+  std::string printf_output;
   /// Every allocation and registration by base address (memory.hpp); ranges never overlap.
   std::map<std::uintptr_t, Allocation*> address_map;
   /// The devices' default memory pools (not handles a program owns, so not in a registry).

@@ -1,0 +1,85 @@
+// Executes one kernel launch of a decoded program (program.hpp) on the calling thread.
+//
+// The grid's CTAs run one after another. A CTA's threads are grouped in warps of 32; a warp
+// executes the lanes that share the lowest program counter together (so lanes that diverged
+// reconverge where their paths meet, as nvcc lays code out), and switches to another warp when
+// all its lanes wait (at a CTA barrier, at a warp collective whose members have not arrived) or
+// after a time slice, so threads that spin on each other make progress. Every memory access is
+// checked against the launch's memory map; a fault ends the launch with a message naming the
+// kernel, the PTX line, the block, the thread and the address.
+//
+// Generic addresses: global memory is the driver's real host memory; shared, local and
+// parameter memory appear in windows above every user-space address (kSharedWindow, ...).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ptx/program.hpp"
+
+namespace swcu::ptx {
+
+inline constexpr std::uint64_t kSharedWindow = 1ull << 48;  ///< generic shared addresses
+inline constexpr std::uint64_t kLocalWindow = 2ull << 48;   ///< generic local addresses
+inline constexpr std::uint64_t kParamWindow = 3ull << 48;   ///< generic parameter addresses
+inline constexpr std::uint64_t kFunctionBase = 4ull << 48;  ///< function "addresses"
+inline constexpr std::uint64_t kWindowSize = 1ull << 48;
+/// In the parameter space: addresses of the kernel's parameters carry this bit.
+inline constexpr std::uint64_t kKernelParamTag = 1ull << 40;
+/// The address of function `index` (mov of a function name, relocations).
+[[nodiscard]] constexpr std::uint64_t function_address(std::uint32_t index) noexcept {
+  return kFunctionBase + 16ull * index;
+}
+
+/// A range of global memory a kernel may access: [base, end).
+struct MemoryRange {
+  std::uint64_t base = 0;
+  std::uint64_t end = 0;
+};
+
+/// Why a launch ended early.
+enum class Fault : std::uint8_t {
+  none,
+  illegal_address,      ///< outside every allocation or window (CUDA_ERROR_ILLEGAL_ADDRESS)
+  misaligned,           ///< CUDA_ERROR_MISALIGNED_ADDRESS
+  trap,                 ///< trap, brkpt (CUDA_ERROR_LAUNCH_FAILED)
+  assertion,            ///< __assertfail (CUDA_ERROR_ASSERT)
+  deadlock,             ///< a barrier that can never complete (CUDA_ERROR_LAUNCH_FAILED)
+  timeout,              ///< SWCUDA_KERNEL_TIMEOUT (CUDA_ERROR_LAUNCH_TIMEOUT)
+  stack_overflow,       ///< local memory past its limit (CUDA_ERROR_HARDWARE_STACK_ERROR)
+  illegal_instruction,  ///< CUDA_ERROR_ILLEGAL_INSTRUCTION
+};
+
+/// One launch.
+struct Launch {
+  const Program* program = nullptr;
+  std::uint32_t entry = 0;  ///< index into program->functions
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned cluster[3] = {1, 1, 1};
+  std::uint32_t dynamic_shared = 0;
+  std::vector<unsigned char> params;   ///< packed by the entry's layout
+  std::vector<std::uint64_t> globals;  ///< the address of each Program::globals entry
+  std::vector<MemoryRange> memory;     ///< sorted by base, not overlapping
+  std::uint64_t grid_id = 0;
+  unsigned sm_count = 1;
+  double timeout_seconds = 0;  ///< 0: none
+  /// Device-side printf output (one formatted call).
+  std::function<void(const std::string&)> print;
+  /// Device malloc/free: an address (0 when the heap is exhausted); free reports success.
+  std::function<std::uint64_t(std::uint64_t)> malloc;
+  std::function<bool(std::uint64_t)> free;
+};
+
+/// How a launch ended: Fault::none, or the fault and one line describing it.
+struct Outcome {
+  Fault fault = Fault::none;
+  std::string message;
+};
+
+/// Runs the launch to completion or to its first fault.
+[[nodiscard]] Outcome execute(Launch& launch);
+
+}  // namespace swcu::ptx

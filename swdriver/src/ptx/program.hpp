@@ -1,0 +1,434 @@
+// The decoded form of a PTX module that the interpreter executes (exec.hpp).
+//
+// parse_program() reads a module's text once, when the module is loaded, into flat arrays:
+// every instruction of every function in one code vector (a program counter is an index into
+// it), operands as small tagged records, labels resolved to program counters, registers to
+// per-function slot numbers, and symbols to where they live (a module global, an offset in the
+// CTA's shared memory, in the thread's local frame, in a parameter space). Nothing in the
+// execution loop looks up a string. Free of cuda.h and of the rest of the driver.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swcu::ptx {
+
+/// An instruction or operand type (the `.TYPE` suffixes of the PTX ISA).
+enum class Type : std::uint8_t {
+  none,
+  pred,
+  b8,
+  b16,
+  b32,
+  b64,
+  b128,
+  u8,
+  u16,
+  u32,
+  u64,
+  s8,
+  s16,
+  s32,
+  s64,
+  f16,
+  f16x2,
+  bf16,
+  bf16x2,
+  tf32,
+  f32,
+  f64,
+  u16x2,
+  s16x2,
+};
+
+/// Size in bytes of a value of type `t` (pred: 1; none: 0).
+[[nodiscard]] unsigned type_size(Type t) noexcept;
+[[nodiscard]] bool is_signed(Type t) noexcept;
+[[nodiscard]] bool is_float(Type t) noexcept;  ///< f16, bf16, f32, f64 and their pairs
+
+/// State spaces; `generic` is an address without a space.
+enum class Space : std::uint8_t { generic, global, shared, local, constant, param, reg };
+
+/// Where a symbol used as an address (or as a value of `mov`) lives.
+enum class SymKind : std::uint8_t {
+  global,        ///< a module .global/.const variable: Program::globals[index]
+  shared,        ///< offset in the CTA's shared memory (dynamic shared: after the static part)
+  local,         ///< offset in the current frame's local memory
+  kernel_param,  ///< offset in the launch's parameter buffer
+  func_param,    ///< the current frame's argument `index` (a .func parameter)
+  func_ret,      ///< the current frame's return value `index`
+  call_param,    ///< offset in the current frame's own parameter area (call-site .param)
+  function,      ///< Program::functions[index]
+};
+
+/// One operand.
+struct Operand {
+  enum class Kind : std::uint8_t {
+    none,
+    reg,    ///< register `reg` of the current frame (neg: a negated predicate)
+    imm,    ///< the bits in `imm`
+    sreg,   ///< special register `reg` (SReg)
+    addr,   ///< [base + imm]: base is register `reg` (when has_reg) or symbol (when has_sym)
+    vec,    ///< `count` registers from Program::vec_regs[reg] (a braced list)
+    sym,    ///< the address of a symbol (mov, cvta, call targets)
+    label,  ///< program counter `reg`
+    sink,   ///< `_`
+  };
+  Kind kind = Kind::none;
+  bool neg = false;
+  bool has_reg = false;
+  bool has_sym = false;
+  SymKind sym_kind = SymKind::global;
+  std::uint16_t count = 0;
+  std::uint32_t reg = 0;
+  std::uint64_t sym = 0;  ///< index or offset, as sym_kind says
+  std::int64_t imm = 0;
+};
+
+/// Special registers (sreg operands); the component (.x/.y/.z) is folded into the id.
+enum class SReg : std::uint8_t {
+  tid_x,
+  tid_y,
+  tid_z,
+  ntid_x,
+  ntid_y,
+  ntid_z,
+  ctaid_x,
+  ctaid_y,
+  ctaid_z,
+  nctaid_x,
+  nctaid_y,
+  nctaid_z,
+  laneid,
+  warpid,
+  nwarpid,
+  smid,
+  nsmid,
+  gridid,
+  lanemask_eq,
+  lanemask_le,
+  lanemask_lt,
+  lanemask_ge,
+  lanemask_gt,
+  clock,
+  clock_hi,
+  clock64,
+  globaltimer,
+  globaltimer_lo,
+  globaltimer_hi,
+  dynamic_smem_size,
+  total_smem_size,
+  envreg,  // envreg: +index in Operand::imm
+  cluster_ctarank,
+  cluster_nctarank,
+  is_explicit_cluster,
+  cluster_ctaid_x,
+  cluster_ctaid_y,
+  cluster_ctaid_z,
+  cluster_nctaid_x,
+  cluster_nctaid_y,
+  cluster_nctaid_z,
+  clusterid_x,
+  clusterid_y,
+  clusterid_z,
+  nclusterid_x,
+  nclusterid_y,
+  nclusterid_z,
+  pm,
+};
+
+/// The operations the interpreter executes. `unsupported` is a valid PTX instruction it does
+/// not run yet (a launch of a kernel that can reach one fails, naming it).
+enum class Op : std::uint16_t {
+  // integer and bit
+  add,
+  sub,
+  mul,
+  mad,
+  mul24,
+  mad24,
+  sad,
+  div,
+  rem,
+  abs,
+  neg,
+  min,
+  max,
+  popc,
+  clz,
+  bfind,
+  brev,
+  bfe,
+  bfi,
+  prmt,
+  shf,
+  shl,
+  shr,
+  and_,
+  or_,
+  xor_,
+  not_,
+  cnot,
+  lop3,
+  dp4a,
+  dp2a,
+  addc,
+  subc,
+  madc,
+  fns,
+  bmsk,
+  szext,
+  // floating point (add/sub/mul/mad/div/abs/neg/min/max shared with integers, by type)
+  fma,
+  rcp,
+  sqrt,
+  rsqrt,
+  sin,
+  cos,
+  lg2,
+  ex2,
+  tanh,
+  copysign,
+  testp,
+  // comparison and selection
+  setp,
+  set,
+  selp,
+  slct,
+  // data movement and conversion
+  mov,
+  cvt,
+  cvt_pack,
+  cvta,
+  isspacep,
+  ld,
+  ldu,
+  st,
+  prefetch,
+  atom,
+  red,
+  fence,
+  membar,
+  // control
+  bra,
+  brx,
+  call,
+  ret,
+  exit,
+  trap,
+  brkpt,
+  nanosleep,
+  pmevent,
+  // synchronization and warp collectives
+  bar_sync,
+  bar_arrive,
+  bar_red,
+  bar_warp_sync,
+  shfl,
+  vote,
+  match,
+  redux,
+  activemask,
+  elect,
+  griddepcontrol,
+  nop,
+  unsupported,
+};
+
+/// Rounding modifiers.
+enum class Round : std::uint8_t { none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi };
+
+/// Comparison operators of setp/set (and their unordered forms).
+enum class Cmp : std::uint8_t {
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,
+  lo,
+  ls,
+  hi,
+  hs,
+  equ,
+  neu,
+  ltu,
+  leu,
+  gtu,
+  geu,
+  num,
+  nan,
+};
+
+/// Flags of an instruction (Inst::flags).
+enum Flag : std::uint32_t {
+  kFtz = 1u << 0,
+  kSat = 1u << 1,
+  kApprox = 1u << 2,
+  kFull = 1u << 3,
+  kHi = 1u << 4,
+  kLo = 1u << 5,
+  kWide = 1u << 6,
+  kCc = 1u << 7,  ///< writes the carry flag
+  kUni = 1u << 8,
+  kClamp = 1u << 9,  ///< shf.clamp, shfl: unused
+  kNan = 1u << 10,   ///< min/max .NaN
+  kXorsign = 1u << 11,
+  kRelu = 1u << 12,
+  kShiftLeft = 1u << 13,  ///< shf.l
+  kSigned = 1u << 14,     ///< redux/match: signed
+  kNoFtz = 1u << 15,
+  kAligned = 1u << 16,  ///< bar/barrier .aligned (informational)
+  kTo = 1u << 17,       ///< cvta.to
+  kReverse = 1u << 18,  ///< bfind.shiftamt
+  kVolatile = 1u << 19,
+  kSatFinite = 1u << 20,  ///< .satfinite: overflow gives the largest finite value
+};
+
+/// Sub-operations: shfl modes, vote modes, atom/red/redux/bar.red operations, testp classes,
+/// prmt modes, boolean combiners of setp.
+enum class Sub : std::uint8_t {
+  none,
+  // shfl
+  up,
+  down,
+  bfly,
+  idx,
+  // vote
+  all,
+  any,
+  uni,
+  ballot,
+  // atom / red / redux / bar.red
+  a_add,
+  a_min,
+  a_max,
+  a_inc,
+  a_dec,
+  a_and,
+  a_or,
+  a_xor,
+  a_exch,
+  a_cas,
+  a_popc,
+  // testp
+  t_finite,
+  t_infinite,
+  t_number,
+  t_notanumber,
+  t_normal,
+  t_subnormal,
+  // prmt modes
+  p_f4e,
+  p_b4e,
+  p_rc8,
+  p_ecl,
+  p_ecr,
+  p_rc16,
+  // setp/set combiners
+  b_and,
+  b_or,
+  b_xor,
+  // match
+  m_any,
+  m_all,
+};
+
+/// One decoded instruction.
+struct Inst {
+  Op op = Op::nop;
+  Type type = Type::none;   ///< the (destination) type
+  Type type2 = Type::none;  ///< cvt/slct/set: the source type; dp4a: b's type
+  Space space = Space::generic;
+  Round round = Round::none;
+  Cmp cmp = Cmp::eq;
+  Sub sub = Sub::none;
+  Sub combine = Sub::none;  ///< setp/set boolean operation with the third operand
+  std::uint8_t vec = 1;     ///< ld/st .v2/.v4
+  std::uint8_t nops = 0;
+  bool guarded = false;
+  bool guard_neg = false;
+  std::uint32_t guard = 0;  ///< predicate register
+  std::uint32_t flags = 0;
+  std::uint32_t name = 0;  ///< unsupported: index into Program::names (the opcode text)
+  std::uint32_t line = 0;  ///< PTX source line
+  Operand ops[6];
+  Operand out2;  ///< the second destination of `d|p` forms (setp, shfl, lop3, match, elect)
+};
+
+/// A parameter or return value of a function (.param), in its declared order.
+struct ParamDecl {
+  std::uint32_t size = 0;
+  std::uint32_t align = 1;
+};
+
+/// Built-in functions the driver supplies for `.extern .func` declarations.
+enum class Builtin : std::uint8_t { none, vprintf, assertfail, malloc, free };
+
+/// One .entry or .func.
+struct Function {
+  std::string name;
+  bool entry = false;
+  bool defined = false;  ///< has a body (else extern: a built-in or unresolved)
+  Builtin builtin = Builtin::none;
+  std::uint32_t begin = 0, end = 0;  ///< its instructions: code[begin, end)
+  std::uint32_t regs = 0;            ///< register slots of a frame
+  std::uint32_t local_bytes = 0;     ///< .local variables of a frame
+  std::uint32_t param_bytes = 0;     ///< call-site .param variables of a frame
+  std::vector<ParamDecl> params;     ///< formal parameters (entry: kernel params)
+  std::vector<ParamDecl> rets;
+  std::vector<std::uint32_t> param_offsets;  ///< entry: each parameter's offset in the buffer
+  /// The first instruction it may reach that the interpreter cannot run (index into code), or
+  /// UINT32_MAX; through calls, for entries (computed after parsing).
+  std::uint32_t unsupported = UINT32_MAX;
+  /// An unresolved extern function it may call (index), or UINT32_MAX.
+  std::uint32_t unresolved = UINT32_MAX;
+};
+
+/// A relocation in a global's initializer: the address of symbol `target` (a global or a
+/// function) plus `addend`, stored as 8 (or 4) bytes at `offset`.
+struct Reloc {
+  std::uint32_t offset = 0;
+  std::uint8_t size = 8;
+  bool function = false;
+  bool generic = true;
+  std::uint32_t target = 0;
+  std::int64_t addend = 0;
+};
+
+/// A module .global or .const variable.
+struct Global {
+  std::string name;
+  bool constant = false;
+  bool external = false;  ///< .extern: defined elsewhere
+  std::size_t size = 0;
+  std::size_t align = 1;
+  std::vector<unsigned char> init;  ///< initial bytes (zero-extended to size); empty: zero
+  std::vector<Reloc> relocs;
+};
+
+/// A parsed module.
+struct Program {
+  std::vector<Inst> code;
+  std::vector<Function> functions;
+  std::vector<Global> globals;
+  std::size_t static_shared = 0;          ///< every .shared variable of the module, laid out once
+  std::size_t dynamic_shared_offset = 0;  ///< where `.extern .shared` arrays start
+  std::vector<std::uint32_t> vec_regs;
+  std::vector<std::vector<std::uint32_t>> branch_tables;  ///< brx.idx targets (pcs)
+  std::vector<std::string> names;                         ///< unsupported opcodes' text
+
+  /// The entry named `name`, or nullptr.
+  [[nodiscard]] const Function* entry(std::string_view name) const noexcept;
+};
+
+/// Parses PTX text. On failure returns nullptr and sets `error` to one line naming the PTX line
+/// and the problem ("line 12: undefined register %r9").
+[[nodiscard]] std::shared_ptr<const Program> parse_program(std::string_view text,
+                                                           std::string& error);
+
+}  // namespace swcu::ptx
