@@ -19,7 +19,7 @@ int main(int argc, char** argv) try {
   const auto dev = cuwrap::device::get(0);
   cuwrap::primary_context ctx{dev};
   std::printf("device %d: %s\n", dev.ordinal(), dev.name().c_str());
-  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.fatbin");
   const auto increment = mod.kernel<void(int*, int, int)>("increment");
 
   cuwrap::pinned_buffer<int> host{ctx, static_cast<std::size_t>(n)};  // async copies need it

@@ -30,7 +30,7 @@ int main(int argc, char** argv) try {
   const auto dev = cuwrap::device::get(0);
   cuwrap::primary_context ctx{dev};
   cuwrap::stream s{ctx};
-  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/reduce.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/reduce.fatbin");
   const auto reduce = mod.kernel<void(const float*, float*, int)>("reduce");
   const auto reduce_final = mod.kernel<void(const float*, double*, int)>("reduce_final");
   const auto add_one = mod.kernel<void(float*, int)>("add_one");

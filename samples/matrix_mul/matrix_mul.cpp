@@ -1,5 +1,5 @@
 // matrix_mul: cuwrap's version of NVIDIA's matrixMulDrv. Multiplies two matrices with a tiled
-// shared-memory kernel (samples/kernels/matrix_mul.cu, loaded as a cubin), checks the result
+// shared-memory kernel (samples/kernels/matrix_mul.cu, loaded as a fatbin), checks the result
 // against a host computation and prints GFLOP/s measured with events.
 //
 //   matrix_mul [--size=N] [--kernels=DIR]     (N a multiple of 16; default 512)
@@ -25,7 +25,7 @@ int main(int argc, char** argv) try {
   const auto dev = cuwrap::device::get(0);
   cuwrap::primary_context ctx{dev};
   cuwrap::stream s{ctx};
-  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/matrix_mul.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/matrix_mul.fatbin");
   const auto matrix_mul =
       mod.kernel<void(float*, const float*, const float*, int, int)>("matrix_mul");
 

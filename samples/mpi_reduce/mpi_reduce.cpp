@@ -32,7 +32,7 @@ int run(int rank, int ranks, const std::string& dir) {
   const auto dev = cuwrap::device::get(rank % count);
   cuwrap::primary_context ctx{dev};
   cuwrap::stream s{ctx};
-  const auto mod = cuwrap::module::load_file(ctx, dir + "/p2p.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, dir + "/p2p.fatbin");
   const auto fill_rank = mod.kernel<void(double*, int, int)>("fill_rank");
   const auto sum_all = mod.kernel<void(const double*, double*, int)>("sum_all");
 

@@ -38,7 +38,7 @@ int main() try {
 
   cuwrap::copy_peer(s1, ctx1, on1, ctx0, on0);  // GPU 0 -> GPU 1
   const auto mod =
-      cuwrap::module::load_file(ctx1, std::string{CUWRAP_SAMPLE_KERNELS_DIR} + "/p2p.cubin");
+      cuwrap::module::load_file(ctx1, std::string{CUWRAP_SAMPLE_KERNELS_DIR} + "/p2p.fatbin");
   const auto scale_peer = mod.kernel<void(const float*, float*, int)>("scale_peer");
   s1.launch(scale_peer, cuwrap::launch_config::linear(n, 256), on0.data(), result.data(), n);
   std::vector<float> from_kernel(n), from_copy(n);

@@ -43,7 +43,7 @@ int main(int argc, char** argv) try {
   std::printf("device %d: %s\n", dev.ordinal(), dev.name().c_str());
   std::printf("stream priorities: %d (highest) to %d (lowest)\n", range.greatest, range.least);
 
-  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.fatbin");
   const auto copy_ints = mod.kernel<void(int*, const int*, int)>("copy_ints");
 
   std::vector<int> source(static_cast<std::size_t>(n));

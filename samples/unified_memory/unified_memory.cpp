@@ -33,7 +33,7 @@ int main(int argc, char** argv) try {
   std::printf("device %d: %s, concurrent managed access: %s\n", dev.ordinal(), dev.name().c_str(),
               dev.attribute<CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS>() ? "yes" : "no");
 
-  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.cubin");
+  const auto mod = cuwrap::module::load_file(ctx, options.text("kernels") + "/streams.fatbin");
   const auto saxpy = mod.kernel<void(float, const float*, float*, int)>("managed_saxpy");
 
   std::vector<task> work;

@@ -1,8 +1,9 @@
 // vector_add: cuwrap's version of NVIDIA's vectorAddDrv. Loads the vector_add kernel (built
-// from samples/kernels/vector_add.cu) as a cubin or as PTX, adds two vectors on the device and
-// checks every element.
+// from samples/kernels/vector_add.cu) as a fatbin (sm_90 SASS and compute_90 PTX, the default),
+// as PTX or as a cubin (SASS only), adds two vectors on the device and checks every element.
+// The software driver runs the PTX of the first two; it cannot run a cubin's SASS.
 //
-//   vector_add [--ptx | --cubin] [--kernels=DIR] [--n=N]
+//   vector_add [--fatbin | --ptx | --cubin] [--kernels=DIR] [--n=N]
 #include <cmath>
 #include <cstdio>
 #include <cuwrap/cuwrap.hpp>
@@ -12,19 +13,19 @@
 #include <vector>
 
 int main(int argc, char** argv) try {
-  std::string format = "cubin";
+  std::string format = "fatbin";
   std::string dir = CUWRAP_SAMPLE_KERNELS_DIR;
   int n = 50000;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg{argv[i]};
-    if (arg == "--ptx" || arg == "--cubin") {
+    if (arg == "--fatbin" || arg == "--ptx" || arg == "--cubin") {
       format = arg.substr(2);
     } else if (arg.starts_with("--kernels=")) {
       dir = arg.substr(10);
     } else if (arg.starts_with("--n=")) {
       n = std::stoi(std::string{arg.substr(4)});
     } else {
-      std::fprintf(stderr, "usage: vector_add [--ptx | --cubin] [--kernels=DIR] [--n=N]\n");
+      std::fprintf(stderr, "usage: vector_add [--fatbin | --ptx | --cubin] [--kernels=DIR] [--n=N]\n");
       return 2;
     }
   }

@@ -538,7 +538,7 @@ Merged merge(const std::vector<PtxInput>& inputs) {
   std::set<Ref> dropped;
   std::map<Ref, std::string> extern_rewrite;  // declaration -> linkage word
   std::map<Ref, Ref> hoisted;                 // declaration -> definition emitted in its place
-  const auto name_of = [&](const Ref& r) -> const Statement& {
+  const auto statement_at = [&](const Ref& r) -> const Statement& {
     return parsed[r.first].statements[r.second];
   };
   for (const auto& [name, refs] : uses) {
@@ -547,7 +547,7 @@ Merged merge(const std::vector<PtxInput>& inputs) {
     std::vector<Ref> declarations;
     std::vector<Ref> shared_externs;
     for (const Ref& r : refs) {
-      const Statement& s = name_of(r);
+      const Statement& s = statement_at(r);
       if (s.linkage == Linkage::internal) continue;  // local to its input (renamed if needed)
       if (s.defines()) {
         (s.linkage == Linkage::visible ? strong : soft).push_back(r);
@@ -582,7 +582,7 @@ Merged merge(const std::vector<PtxInput>& inputs) {
     if (!chosen) {
       if (declarations.empty()) continue;
       const bool builtin =
-          name_of(declarations[0]).what == What::func &&
+          statement_at(declarations[0]).what == What::func &&
           std::find(std::begin(kBuiltins), std::end(kBuiltins), name) != std::end(kBuiltins);
       if (builtin) {
         for (std::size_t n = 1; n < declarations.size(); ++n) dropped.insert(declarations[n]);
@@ -595,7 +595,7 @@ Merged merge(const std::vector<PtxInput>& inputs) {
       }
       continue;
     }
-    const Statement& def = name_of(*chosen);
+    const Statement& def = statement_at(*chosen);
     bool declared = false;  // a prototype or the hoisted definition is already in place
     for (const Ref& r : declarations) {
       ++m.resolved;
@@ -637,7 +637,7 @@ Merged merge(const std::vector<PtxInput>& inputs) {
     for (std::size_t i = 0; i < parsed[k].statements.size(); ++i) {
       const Ref r{k, i};
       if (const auto h = hoisted.find(r); h != hoisted.end()) {
-        const Statement& def = name_of(h->second);
+        const Statement& def = statement_at(h->second);
         out += render(def.text, renames[h->second.first], std::string_view::npos, {},
                       static_cast<int>(h->second.first) * kFileOffset);
         out += "\n\n";

@@ -129,9 +129,15 @@ TEST_SUITE("launches") {
     pair p{2.5, 7};
     unsigned char c = 'x';
     short sh = -3;
-    auto* out = reinterpret_cast<long long*>(std::uintptr_t{0x1234560});
+    CUdeviceptr result = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&result, sizeof(long long)));
+    auto* out = reinterpret_cast<long long*>(result);
     void* params[] = {&p, &c, &sh, &out};
     SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    long long computed = 0;  // the kernel ran on the packed values: 2 + 7 + 'x' - 3
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&computed, result, sizeof computed));
+    CHECK(computed == 2 + 7 + 'x' - 3);
     swcu_launch l = last_launch();
     REQUIRE(l.params_size == 32);
     REQUIRE(l.param_count == 4);
@@ -180,6 +186,7 @@ TEST_SUITE("launches") {
     CHECK(last_launch().params_size == 0);
     CHECK(ctl.launch_log_size() == 3);  // refused launches are not logged
     SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(result));
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "the launch log keeps every launch until it is cleared") {
@@ -235,7 +242,13 @@ TEST_SUITE("launches") {
     SWT_CHECK_RESULT(launch3(1, 1, 1, 64, 32, 1, 0), CUDA_ERROR_INVALID_VALUE);  // 2048 threads
     SWT_CHECK_RESULT(launch3(1, 65536, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(launch3(1, 1, 65536, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(launch3(2147483647u, 65535, 65535, 1024, 1, 1, 0), CUDA_SUCCESS);
+    {
+      // The largest grid is accepted. Interpreting 2^62 empty CTAs would take years, as it
+      // would on a GPU, so a host function stands in for the kernel here.
+      const Registration r("no_params", [](const swcu_launch*, void*) {}, nullptr);
+      SWT_CHECK_RESULT(launch3(2147483647u, 65535, 65535, 1024, 1, 1, 0), CUDA_SUCCESS);
+      SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    }
     SWT_CHECK_RESULT(launch3(1, 1, 1, 32, 32, 1, 49152), CUDA_SUCCESS);
     SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 49153), CUDA_ERROR_INVALID_VALUE);
     SWT_REQUIRE_SUCCESS(
@@ -243,11 +256,15 @@ TEST_SUITE("launches") {
     SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100000), CUDA_SUCCESS);
     SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100001), CUDA_ERROR_INVALID_VALUE);
     // A kernel built for fewer threads (__launch_bounds__(256)).
-    int* out = nullptr;
+    CUdeviceptr buffer = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&buffer, 256 * sizeof(int)));
+    int* out = reinterpret_cast<int*>(buffer);
     void* params[] = {&out};
     const CUfunction bounded = function(m, "bounded");
     SWT_CHECK_RESULT(launch(bounded, 1, 256, params), CUDA_SUCCESS);
     SWT_CHECK_RESULT(launch(bounded, 1, 257, params), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(buffer));
     // Handles.
     SWT_CHECK_RESULT(launch(reinterpret_cast<CUfunction>(m), 1, 1), CUDA_ERROR_INVALID_HANDLE);
     SWT_CHECK_RESULT(launch(f, 1, 1, nullptr, 0, reinterpret_cast<CUstream>(f)),
@@ -277,7 +294,9 @@ TEST_SUITE("launches") {
     SWT_CHECK_RESULT(launch_ex(f, c, {cluster(32)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
 
     // A kernel with a compile-time cluster size gets it; another one is refused.
-    int* out = nullptr;
+    CUdeviceptr buffer = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&buffer, 4 * sizeof(int)));
+    int* out = reinterpret_cast<int*>(buffer);
     void* params[] = {&out};
     const CUfunction clustered = function(m, "clustered");
     SWT_REQUIRE_SUCCESS(launch_ex(clustered, config(4, 32), {}, params));
@@ -286,6 +305,11 @@ TEST_SUITE("launches") {
                      CUDA_ERROR_INVALID_CLUSTER_SIZE);
     SWT_CHECK_RESULT(launch_ex(clustered, config(3, 32), {}, params),
                      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    int ones[4] = {};
+    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(ones, buffer, sizeof ones));
+    CHECK((ones[0] == 1 && ones[1] == 1 && ones[2] == 1 && ones[3] == 1));
+    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(buffer));
 
     CUlaunchAttribute coop{};
     coop.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -411,27 +435,43 @@ TEST_SUITE("launches") {
     CHECK(host == 5);
     CHECK(order.empty());
     CHECK(ctl.register_kernel("count_up", nullptr, nullptr) == 0);  // removes
+    // Without a host function the kernel's PTX runs: counter += times + table[0] + 0.0f.
     SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
     SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
-    CHECK(host == 5);
+    CHECK(host == 5 + 5 + 1);
     CHECK(ctl.register_kernel(nullptr, &count_up, nullptr) == -1);
   }
 
-  TEST_CASE_FIXTURE(ModuleTest, "a kernel without a host function is logged, with one note") {
+  TEST_CASE_FIXTURE(ModuleTest, "a kernel without a host function runs its PTX and is logged") {
     const CUmodule m = load(swt::ptx(".visible .entry never_registered_kernel() { ret; }\n"));
     const CUfunction f = function(m, "never_registered_kernel");
+    ctl.clear_launch_log();
     swt::StderrCapture capture;
     for (int i = 0; i < 3; ++i) {
       SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
     }
     SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    CHECK(capture.finish().empty());
+    CHECK(ctl.launch_log_size() == 3);
+    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+  }
+
+  TEST_CASE_FIXTURE(ModuleTest, "a kernel with neither PTX nor a host function is refused") {
+    // A cubin holds only SASS: a GPU would run it, the software driver cannot, and says so.
+    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.cubin"));
+    const CUmodule m = load(image);
+    const CUfunction f = function(m, "no_params");
+    ctl.clear_launch_log();
+    swt::StderrCapture capture;
+    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
+                     CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
     INFO(text);
-    CHECK(text ==
-          "swcuda: kernel never_registered_kernel has no registered host function; its launches "
-          "are logged and do nothing\n");
-    CHECK(ctl.launch_log_size() == 3);
+    CHECK(text.find("kernel no_params has no PTX") != std::string::npos);
+    CHECK(text.find("compute_90") != std::string::npos);
+    CHECK(ctl.launch_log_size() == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 

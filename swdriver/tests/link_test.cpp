@@ -267,6 +267,25 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
+  TEST_CASE_FIXTURE(swt::ModuleTest, "debug file numbers of each input are kept apart") {
+    // Line information (nvcc -lineinfo): each input numbers its files from 1.
+    const auto input = [](const std::string& kernel, const std::string& file) {
+      return ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry " + kernel +
+             "()\n{\n\t.loc\t1 3 5\n\tret;\n}\n.file\t1 \"" + file + "\"\n";
+    };
+    Link link;
+    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("first", "a.cu"), "a.ptx"));
+    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("second", "b.cu"), "b.ptx"));
+    SWT_REQUIRE_SUCCESS(link.complete());
+    const std::string text = link.text();
+    CHECK_NE(text.find(".file\t1 \"a.cu\""), std::string::npos);
+    CHECK_NE(text.find(".file\t1001 \"b.cu\""), std::string::npos);
+    CHECK_NE(text.find(".loc\t1 3 5"), std::string::npos);
+    CHECK_NE(text.find(".loc\t1001 3 5"), std::string::npos);
+    const CUmodule m = load(text);
+    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+  }
+
   TEST_CASE_FIXTURE(swt::ModuleTest, "a .visible definition wins over a .weak one") {
     std::string weak = kCallee;
     weak.replace(weak.find(".visible .func"), 8, ".weak");

@@ -534,8 +534,40 @@ std::uint64_t packed16_compute(const Inst& in, const std::uint64_t* s, bool& car
   return d;
 }
 
+// vadd4, vabsdiff2, ...: each byte (or half) of a and b, with .sat clamping to d's type and
+// .add summing the lanes into c (PTX ISA "SIMD video instructions"; every lane selected).
+std::uint64_t video_compute(const Inst& in, const std::uint64_t* s) {
+  const unsigned lanes = in.vec, bitsz = 32 / lanes;
+  const bool as = is_signed(in.type2), bs = is_signed(in.type3), ds = is_signed(in.type);
+  const std::int64_t lo = ds ? -(std::int64_t{1} << (bitsz - 1)) : 0;
+  const std::int64_t hi = ds ? (std::int64_t{1} << (bitsz - 1)) - 1 : (std::int64_t{1} << bitsz) - 1;
+  std::int64_t sum = 0;
+  std::uint64_t d = 0;
+  for (unsigned i = 0; i < lanes; ++i) {
+    const std::uint64_t xa = (s[0] >> (bitsz * i)) & mask_of(bitsz);
+    const std::uint64_t xb = (s[1] >> (bitsz * i)) & mask_of(bitsz);
+    const std::int64_t x = as ? sext(xa, bitsz) : static_cast<std::int64_t>(xa);
+    const std::int64_t y = bs ? sext(xb, bitsz) : static_cast<std::int64_t>(xb);
+    std::int64_t r = 0;
+    switch (in.sub) {
+      case Sub::a_add: r = x + y; break;
+      case Sub::v_sub: r = x - y; break;
+      case Sub::v_avrg: r = (x + y + 1) >> 1; break;
+      case Sub::a_min: r = std::min(x, y); break;
+      case Sub::a_max: r = std::max(x, y); break;
+      default: r = x > y ? x - y : y - x; break;
+    }
+    if (in.flags & kSat) r = std::clamp(r, lo, hi);
+    sum += r;
+    d |= (static_cast<std::uint64_t>(r) & mask_of(bitsz)) << (bitsz * i);
+  }
+  if (in.flags & kVideoAdd) return static_cast<std::uint64_t>(sum + static_cast<std::int32_t>(s[2])) & 0xffffffffu;
+  return d;
+}
+
 std::uint64_t integer_compute(const Inst& in, const std::uint64_t* s, bool& carry) {
   const Type t = in.type;
+  if (in.op == Op::video) return video_compute(in, s);
   if (t == Type::u16x2 || t == Type::s16x2) return packed16_compute(in, s, carry);
   const unsigned w = width(t);
   const std::uint64_t m = mask_of(w);
@@ -556,14 +588,15 @@ std::uint64_t integer_compute(const Inst& in, const std::uint64_t* s, bool& carr
     }
     case Op::sub:
     case Op::subc: {
-      const std::uint64_t bin = in.op == Op::subc && carry ? 1 : 0;
       if ((in.flags & kSat) && t == Type::s32) {
         const std::int64_t r = std::clamp<std::int64_t>(sa - sb, INT32_MIN, INT32_MAX);
         return static_cast<std::uint64_t>(r);
       }
-      // borrow = carry out of a + ~b + 1 - bin, inverted
-      const u128 full = static_cast<u128>(a) + (~b & m) + 1 - bin;
-      if (in.flags & kCc) carry = ((full >> w) & 1) == 0;
+      // One carry flag for the whole chain, as the hardware keeps it: sub.cc computes
+      // a + ~b + 1 and subc a + ~b + CF; CF is the carry out (1: no borrow).
+      const std::uint64_t cin = in.op == Op::subc ? (carry ? 1 : 0) : 1;
+      const u128 full = static_cast<u128>(a) + (~b & m) + cin;
+      if (in.flags & kCc) carry = ((full >> w) & 1) != 0;
       return static_cast<std::uint64_t>(full);
     }
     case Op::mul:
@@ -817,7 +850,8 @@ bool is_alu(Op op) noexcept {
     case Op::set:
     case Op::selp:
     case Op::slct:
-    case Op::cvt: return true;
+    case Op::cvt:
+    case Op::video: return true;
     default: return false;
   }
 }

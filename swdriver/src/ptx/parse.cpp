@@ -585,7 +585,13 @@ class Parser {
     std::vector<std::pair<std::string, ParamDecl>> params;
     if (at("(")) params = param_list();
     // Header directives up to the body or ';'.
-    while (!at("{") && !at(";") && peek().kind != Tok::K::end) next();
+    while (!at("{") && !at(";") && peek().kind != Tok::K::end) {
+      if (at(".pragma")) {
+        skip_to_semicolon();  // a header pragma ends with its own ';'
+        continue;
+      }
+      next();
+    }
     const bool has_body = at("{");
     std::uint32_t index;
     if (const auto it = funcs_.find(name); it != funcs_.end()) {
@@ -1208,6 +1214,18 @@ class Parser {
           {".f4e", Sub::p_f4e},       {".b4e", Sub::p_b4e},
           {".rc8", Sub::p_rc8},       {".ecl", Sub::p_ecl},
           {".ecr", Sub::p_ecr},       {".rc16", Sub::p_rc16}};
+      if (inst.op == Op::video) {
+        if (m == ".add") {
+          inst.flags |= kVideoAdd;
+          continue;
+        }
+        if (m == ".sat") {
+          inst.flags |= kSat;
+          continue;
+        }
+        if (m == ".b3210" || m == ".h10") continue;  // every lane: the default mask
+        fail_at(line, "video instruction modifier " + std::string(m) + " is not supported");
+      }
       if (m == ".and" || m == ".or" || m == ".xor") {
         const Sub s = m == ".and" ? Sub::b_and : m == ".or" ? Sub::b_or : Sub::b_xor;
         if (inst.op == Op::setp || inst.op == Op::set) {
@@ -1294,7 +1312,7 @@ class Parser {
     }
     if (!types.empty()) inst.type = types[0];
     if (types.size() > 1) inst.type2 = types[1];
-    if (types.size() > 2) inst.type2 = types[2];
+    if (types.size() > 2) inst.type3 = types[2];
   }
 
   void instruction() {
@@ -1321,6 +1339,23 @@ class Parser {
     const OpName* found = nullptr;
     for (const OpName& o : kOps) {
       if (o.name == base) found = &o;
+    }
+    static const OpName kVideo[] = {{"vadd", Op::video}, {"vsub", Op::video}, {"vavrg", Op::video},
+                                    {"vabsdiff", Op::video}, {"vmin", Op::video},
+                                    {"vmax", Op::video}};
+    if (found == nullptr && (base.ends_with('4') || base.ends_with('2'))) {
+      const std::string_view stem = base.substr(0, base.size() - 1);
+      for (const OpName& o : kVideo) {
+        if (o.name != stem) continue;
+        found = &o;
+        inst.vec = base.back() == '4' ? 4 : 2;
+        inst.sub = stem == "vadd"    ? Sub::a_add
+                   : stem == "vsub"  ? Sub::v_sub
+                   : stem == "vavrg" ? Sub::v_avrg
+                   : stem == "vmin"  ? Sub::a_min
+                   : stem == "vmax"  ? Sub::a_max
+                                     : Sub::v_absdiff;
+      }
     }
     bool unsupported = found == nullptr || found->op == Op::unsupported;
     if (!unsupported) inst.op = found->op;
@@ -1410,6 +1445,18 @@ class Parser {
     }
     expect(";");
     check(inst, line);
+    for (int index = 0; index < inst.nops; ++index) {
+      const Operand& o = inst.ops[index];
+      if (o.kind == Operand::Kind::sreg && static_cast<SReg>(o.reg) == SReg::envreg &&
+          (o.imm == 1 || o.imm == 2)) {
+        // cooperative groups' grid workspace: grid.sync() needs co-resident CTAs
+        inst.op = Op::unsupported;
+        inst.name = static_cast<std::uint32_t>(p_->names.size());
+        p_->names.push_back(std::string(opcode) + " %envreg" + std::to_string(o.imm) +
+                            " (cooperative groups' grid workspace, for grid.sync)");
+        break;
+      }
+    }
     p_->code.push_back(inst);
   }
 

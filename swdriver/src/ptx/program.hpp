@@ -234,6 +234,7 @@ enum class Op : std::uint16_t {
   redux,
   activemask,
   elect,
+  video,  ///< SIMD video instructions on 4 bytes or 2 halves (Inst::vec lanes)
   griddepcontrol,
   nop,
   unsupported,
@@ -287,6 +288,7 @@ enum Flag : std::uint32_t {
   kReverse = 1u << 18,  ///< bfind.shiftamt
   kVolatile = 1u << 19,
   kSatFinite = 1u << 20,  ///< .satfinite: overflow gives the largest finite value
+  kVideoAdd = 1u << 21,   ///< video .add: the lanes' results summed into c
 };
 
 /// Sub-operations: shfl modes, vote modes, atom/red/redux/bar.red operations, testp classes,
@@ -315,6 +317,10 @@ enum class Sub : std::uint8_t {
   a_exch,
   a_cas,
   a_popc,
+  // video operations (besides a_add, a_min, a_max)
+  v_sub,
+  v_avrg,
+  v_absdiff,
   // testp
   t_finite,
   t_infinite,
@@ -342,7 +348,8 @@ enum class Sub : std::uint8_t {
 struct Inst {
   Op op = Op::nop;
   Type type = Type::none;   ///< the (destination) type
-  Type type2 = Type::none;  ///< cvt/slct/set: the source type; dp4a: b's type
+  Type type2 = Type::none;  ///< cvt/slct/set: the source type; dp4a, video: a's (b's) type
+  Type type3 = Type::none;  ///< video: b's type
   Space space = Space::generic;
   Round round = Round::none;
   Cmp cmp = Cmp::eq;

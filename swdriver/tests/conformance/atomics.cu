@@ -114,8 +114,7 @@ extern "C" __global__ void atomics_more(const int* values, int n, MoreAtomics* r
     // 16-bit CAS loop: count in a 16-bit field.
     unsigned short old = r->u16;
     for (;;) {
-      const unsigned short seen =
-          atomicCAS(&r->u16, old, static_cast<unsigned short>(old + 3));
+      const unsigned short seen = atomicCAS(&r->u16, old, static_cast<unsigned short>(old + 3));
       if (seen == old) break;
       old = seen;
     }

@@ -131,33 +131,22 @@ TEST_SUITE("conformance") {
                  "monotonic");
   }
 
-  TEST_CASE_FIXTURE(Conformance,
-                    "conformance.mma: wmma 16x16x16 half products with float accumulation") {
+  // Tensor cores are the next issue's (the kernels-at-scale issue): until then a wmma kernel
+  // loads, as on a GPU, and its launch is refused naming the instruction and its PTX line.
+  TEST_CASE_FIXTURE(Conformance, "conformance.mma: a wmma kernel loads and its launch is refused") {
     const CUfunction f = function(load_ptx("mma"), "wmma_gemm");
-    constexpr int M = 32, N = 48, K = 64;
-    conf::Rng rng(72);
-    std::vector<int> a(M * K), b(K * N);  // b column-major: b[col * K + k]
-    for (int& v : a) v = rng.range(-3, 3);
-    for (int& v : b) v = rng.range(-3, 3);
-    const auto halves = [](const std::vector<int>& v) {
-      std::vector<std::uint16_t> h(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i)
-        h[i] = static_cast<std::uint16_t>(conf::half_bits(static_cast<double>(v[i])));
-      return h;
-    };
-    const CUdeviceptr dA = upload(halves(a));
-    const CUdeviceptr dB = upload(halves(b));
-    const CUdeviceptr dC = zeros<float>(M * N, -1.0f);
-    run(f, {N / 16, M / 16}, {32}, 0, dA, dB, dC, M, N, K);
-    std::vector<float> want(M * N);
-    for (int r = 0; r < M; ++r)
-      for (int c = 0; c < N; ++c) {
-        int s = 0;
-        for (int k = 0; k < K; ++k)
-          s += a[static_cast<std::size_t>(r * K + k)] * b[static_cast<std::size_t>(c * K + k)];
-        want[static_cast<std::size_t>(r * N + c)] = static_cast<float>(s);
-      }
-    expect_equal(download<float>(dC, want.size()), want, "C");
+    const CUdeviceptr d = zeros<float>(16 * 16);
+    int n = 16;
+    void* params[] = {const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d),
+                      const_cast<CUdeviceptr*>(&d), &n, &n, &n};
+    swt::StderrCapture capture;
+    SWT_CHECK_RESULT(
+        swt::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
+        CUDA_ERROR_NOT_SUPPORTED);
+    const std::string text = capture.finish();
+    INFO(text);
+    CHECK(text.find("wmma_gemm uses wmma.load") != std::string::npos);
+    CHECK(text.find("PTX line") != std::string::npos);
   }
 
   TEST_CASE_FIXTURE(Conformance, "conformance.io: printf conversions flags widths and precisions") {

@@ -75,8 +75,8 @@ extern "C" __global__ void device_globals(int* out, int n) {
 // Device printf: one line per thread of the first warp of each block with each format.
 extern "C" __global__ void device_printf(int base, double x, const char* word) {
   if (threadIdx.x >= 4) return;
-  printf("conf block=%d thread=%d v=%d hex=%x ll=%lld f=%.3f s=%s c=%c\n", blockIdx.x,
-         threadIdx.x, base + static_cast<int>(threadIdx.x), base * 16 + 10,
+  printf("conf block=%d thread=%d v=%d hex=%x ll=%lld f=%.3f s=%s c=%c\n", blockIdx.x, threadIdx.x,
+         base + static_cast<int>(threadIdx.x), base * 16 + 10,
          static_cast<long long>(base) * 1000000007LL, x * threadIdx.x, word, 'A' + threadIdx.x);
 }
 

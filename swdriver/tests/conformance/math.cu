@@ -55,8 +55,8 @@ extern "C" __global__ void fast_math(const float* xs, float* out, int n) {
 }
 
 // 10 double results per (x, y), as bits; all within a few ulp except [0..2].
-extern "C" __global__ void double_math(const double* xs, const double* ys,
-                                       unsigned long long* out, int n) {
+extern "C" __global__ void double_math(const double* xs, const double* ys, unsigned long long* out,
+                                       int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double x = xs[i], y = ys[i];
@@ -103,7 +103,7 @@ extern "C" __global__ void half_vectors(const float* xs, const float* ys, unsign
   o[10] = __half_as_ushort(__hmax(__low2half(a), __high2half(a))) |
           (__half_as_ushort(__habs(__low2half(a))) << 16);
   o[11] = __half_as_ushort(__hneg(__high2half(prod)));
-  const __half2 packed = __floats2half2_rn(x, y);             // cvt.rn.f16x2.f32
+  const __half2 packed = __floats2half2_rn(x, y);              // cvt.rn.f16x2.f32
   const __nv_bfloat162 bpacked = __floats2bfloat162_rn(x, y);  // cvt.rn.bf16x2.f32
   o[12] = *reinterpret_cast<const unsigned*>(&packed);
   o[13] = *reinterpret_cast<const unsigned*>(&bpacked);

@@ -39,8 +39,8 @@ extern "C" __global__ void generic_spaces(int* global_data, unsigned* out) {
 
 // Every load and store cache hint; out[i] = a combination of the loads, and the hinted stores
 // write four more arrays.
-extern "C" __global__ void cache_hints(const int* in, int* out, int* s1, int* s2, int* s3,
-                                       int* s4, int n) {
+extern "C" __global__ void cache_hints(const int* in, int* out, int* s1, int* s2, int* s3, int* s4,
+                                       int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const int a = __ldg(&in[i]);

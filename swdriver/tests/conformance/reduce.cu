@@ -28,7 +28,8 @@ extern "C" __global__ void reduce_tree(const int* in, int* partial, int n) {
 extern "C" __global__ void reduce_shfl_down(const float* in, float* partial, int n) {
   __shared__ float warp_sums[32];
   float v = 0.0f;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) v += in[i];
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    v += in[i];
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
   const unsigned lane = threadIdx.x % 32;
   const unsigned warp = threadIdx.x / 32;

@@ -22,8 +22,8 @@ extern "C" __global__ void int128_ops(const unsigned long long* a, const unsigne
 
 // Vector loads and stores: float4, int4, double2, and char4/short2 packing.
 extern "C" __global__ void vector_access(const float4* f, const int4* v, const double2* d,
-                                         float4* fo, int4* vo, double2* dout, char4* co,
-                                         short2* so, int n) {
+                                         float4* fo, int4* vo, double2* dout, char4* co, short2* so,
+                                         int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float4 a = f[i];

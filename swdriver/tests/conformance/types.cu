@@ -42,19 +42,20 @@ extern "C" __global__ void int_types(const long long* in, unsigned long long* ou
   o[19] = static_cast<unsigned long long>(v >> ((v >> 8) & 63));
   o[20] = static_cast<unsigned long long>(static_cast<long long>(static_cast<short>(s * 3 + c)));
   o[21] = static_cast<unsigned long long>(static_cast<long long>(max(x, d) + min(x, d)));
-  o[22] = static_cast<unsigned long long>(static_cast<long long>(abs(x == (-2147483647 - 1) ? 0 : x)));
+  o[22] =
+      static_cast<unsigned long long>(static_cast<long long>(abs(x == (-2147483647 - 1) ? 0 : x)));
   o[23] = static_cast<unsigned long long>(llabs(v == (-9223372036854775807LL - 1) ? 0 : v));
   o[24] = __float_as_uint(static_cast<float>(x));
   o[25] = __float_as_uint(static_cast<float>(v));
   o[26] = __double_as_longlong(static_cast<double>(ull));
-  o[27] = __float_as_uint(static_cast<float>(u)) | (static_cast<unsigned long long>(__float_as_uint(
-                                                       static_cast<float>(us))) << 32);
+  o[27] = __float_as_uint(static_cast<float>(u)) |
+          (static_cast<unsigned long long>(__float_as_uint(static_cast<float>(us))) << 32);
 }
 
 // Float conversions and operations: 48 results per input pair (x, y), each as the bits of the
 // result widened to 64 bits. The host test knows which are exact and which have a tolerance.
-extern "C" __global__ void float_types(const float* xs, const float* ys,
-                                       unsigned long long* out, int n) {
+extern "C" __global__ void float_types(const float* xs, const float* ys, unsigned long long* out,
+                                       int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float x = xs[i];
@@ -88,7 +89,8 @@ extern "C" __global__ void float_types(const float* xs, const float* ys,
   o[23] = static_cast<unsigned long long>(static_cast<long long>(x));
   o[24] = static_cast<unsigned long long>(__float2ll_rn(x));
   o[25] = static_cast<unsigned long long>(x);
-  o[26] = static_cast<unsigned long long>(static_cast<long long>(static_cast<short>(__float2int_rz(x))));
+  o[26] = static_cast<unsigned long long>(
+      static_cast<long long>(static_cast<short>(__float2int_rz(x))));
   // Float and double.
   o[27] = __double_as_longlong(static_cast<double>(x));
   o[28] = __float_as_uint(static_cast<float>(static_cast<double>(x) * static_cast<double>(y)));
@@ -120,8 +122,8 @@ extern "C" __global__ void float_types(const float* xs, const float* ys,
 }
 
 // Double precision: 12 results per input pair.
-extern "C" __global__ void double_types(const double* xs, const double* ys,
-                                        unsigned long long* out, int n) {
+extern "C" __global__ void double_types(const double* xs, const double* ys, unsigned long long* out,
+                                        int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double x = xs[i];

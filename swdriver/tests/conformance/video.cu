@@ -22,6 +22,7 @@ extern "C" __global__ void simd_ops(const unsigned* xs, const unsigned* ys, unsi
   o[12] = __dp2a_hi(x, y, 9u);
   o[13] = __vaddss2(x, y);
   o[14] = __vsetles4(x, y);
-  o[15] = static_cast<unsigned>(__mul24(static_cast<int>(x), static_cast<int>(y))) ^ __umul24(x, y) ^
-          __umulhi(x, y) ^ static_cast<unsigned>(__rhadd(static_cast<int>(x), static_cast<int>(y)));
+  o[15] = static_cast<unsigned>(__mul24(static_cast<int>(x), static_cast<int>(y))) ^
+          __umul24(x, y) ^ __umulhi(x, y) ^
+          static_cast<unsigned>(__rhadd(static_cast<int>(x), static_cast<int>(y)));
 }

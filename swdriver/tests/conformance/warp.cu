@@ -81,7 +81,7 @@ extern "C" __global__ void bit_ops(const unsigned* a, const unsigned* b,
   o[12] = __funnelshift_rc(x, y, y & 63u);
   o[13] = static_cast<unsigned>(__mulhi(static_cast<int>(x), static_cast<int>(y)));
   o[14] = __umul64hi(z, static_cast<unsigned long long>(x) * 0x9e3779b97f4a7c15ull);
-  o[15] = (static_cast<unsigned long long>(__sad(static_cast<int>(x), static_cast<int>(y), 7u))
-           << 32) |
-          __usad(x, y, 3u) | (static_cast<unsigned long long>(__uhadd(x, y)) << 40);
+  o[15] =
+      (static_cast<unsigned long long>(__sad(static_cast<int>(x), static_cast<int>(y), 7u)) << 32) |
+      __usad(x, y, 3u) | (static_cast<unsigned long long>(__uhadd(x, y)) << 40);
 }

@@ -468,11 +468,10 @@ $done:
     CHECK(buffer[1] == 8);
   }
 
-  // Skipped by default: the interpreter runs the lanes at the lowest PC first, so the lanes that
-  // spin starve the lane that holds the lock and the kernel never ends (independent thread
-  // scheduling, sm_70+, guarantees the holder progresses). Run with --no-skip.
+  // Independent thread scheduling (sm_70+) guarantees that the lane holding the lock progresses
+  // while lanes of its own warp spin on it.
   TEST_CASE_FIXTURE(PtxTest,
-                    "ptx.memory: a spin lock contended within a warp works" * doctest::skip()) {
+                    "ptx.memory: a spin lock contended within a warp works") {
     // Every thread of two blocks of 64 takes the lock, increments a plain counter, and releases
     // it: the scheduler must let the holder run while others spin.
     const std::string body = R"(
