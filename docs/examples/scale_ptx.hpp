@@ -1,5 +1,5 @@
-// The `scale` kernel of the docs/ examples, as PTX (the software driver runs it through the
-// samples' emulation plug-in).
+// The `scale` kernel of the docs/ examples, as PTX (which the software driver interprets, as a
+// GPU's driver compiles it).
 #pragma once
 
 namespace examples {

@@ -245,7 +245,8 @@ TEST_SUITE("launches") {
     {
       // The largest grid is accepted. Interpreting 2^62 empty CTAs would take years, as it
       // would on a GPU, so a host function stands in for the kernel here.
-      const Registration r("no_params", [](const swcu_launch*, void*) {}, nullptr);
+      const Registration r(
+          "no_params", [](const swcu_launch*, void*) {}, nullptr);
       SWT_CHECK_RESULT(launch3(2147483647u, 65535, 65535, 1024, 1, 1, 0), CUDA_SUCCESS);
       SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     }

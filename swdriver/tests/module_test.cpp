@@ -405,7 +405,8 @@ TEST_SUITE("modules") {
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &value, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
     // A cubin has no PTX to run: a host function stands in, so the record can be checked.
-    CHECK(ctl.register_kernel("bare", [](const swcu_launch*, void*) {}, nullptr) == 0);
+    CHECK(ctl.register_kernel(
+              "bare", [](const swcu_launch*, void*) {}, nullptr) == 0);
     SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
     SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CHECK(ctl.register_kernel("bare", nullptr, nullptr) == 0);

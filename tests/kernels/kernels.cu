@@ -1,5 +1,5 @@
-// Kernels the tests load as PTX, cubin and fatbin (compiled by nvcc at build time). On the
-// software driver their behaviour is emulated by host functions the tests register.
+// Kernels the tests load as PTX, cubin and fatbin (compiled by nvcc at build time). The software
+// driver runs them from their PTX (the .ptx file, or the PTX a fatbin carries).
 #include <cstdint>
 
 extern "C" __global__ void scale(float* data, float factor, int n) {

@@ -8,7 +8,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <swcuda/emulation.hpp>
 #include <vector>
 
 #include "cuwrap/cuwrap.hpp"
@@ -21,24 +20,13 @@ using cuwrap::testing::swcuda;
 
 namespace {
 
-void scale(const swcu_launch* launch, void*) {
-  auto* data = swcuda::param<float*>(*launch, 0);
-  const auto factor = swcuda::param<float>(*launch, 1);
-  const auto n = swcuda::param<int>(*launch, 2);
-  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
-    const auto i = static_cast<int>(block.x * launch->block[0] + thread.x);
-    if (i < n) data[i] *= factor;
-  });
-}
-
 struct fixture : sw_fixture {
   cuwrap::primary_context ctx{cuwrap::device::get(0)};
   cuwrap::stream s{ctx};
   cuwrap::module mod =
       cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+  // scale(data, factor, n): data[i] *= factor, run from its PTX by the software driver
   cuwrap::typed_kernel<void(float*, float, int)> k = mod.kernel<void(float*, float, int)>("scale");
-  fixture() { REQUIRE(swcuda().register_kernel("scale", &scale, nullptr) == 0); }
-  ~fixture() { swcuda().register_kernel("scale", nullptr, nullptr); }
 };
 
 constexpr int n = 256;
@@ -284,7 +272,6 @@ TEST_SUITE("graph") {
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "fault sweep: building, instantiating and updating a graph") {
-    REQUIRE(swcuda().register_kernel("scale", &scale, nullptr) == 0);
     const int points = cuwrap::testing::fault_sweep([] {
       cuwrap::primary_context ctx{cuwrap::device::get(0)};
       cuwrap::stream s{ctx};
@@ -302,7 +289,6 @@ TEST_SUITE("graph") {
       exec.launch(s);
       s.synchronize();
     });
-    swcuda().register_kernel("scale", nullptr, nullptr);
     CHECK(points >= 8);
   }
 }

@@ -1,13 +1,13 @@
 #include "cuwrap/launch.hpp"
 
 #include <doctest/doctest.h>
-#include <swcuda/emulation.hpp>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <numeric>
 #include <string>
+#include <swcuda/emulation.hpp>  // swcuda::param, to read the launch log's records
 #include <vector>
 
 #include "cuwrap/cuwrap.hpp"
@@ -20,28 +20,13 @@ using cuwrap::testing::swcuda;
 
 namespace {
 
-// Host stand-ins for tests/kernels/kernels.cu.
-void saxpy(const swcu_launch* launch, void*) {
-  const auto a = swcuda::param<float>(*launch, 0);
-  const auto* x = swcuda::param<const float*>(*launch, 1);
-  auto* y = swcuda::param<float*>(*launch, 2);
-  const auto n = swcuda::param<int>(*launch, 3);
-  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
-    const auto i = static_cast<int>(block.x * launch->block[0] + thread.x);
-    if (i < n) y[i] = a * x[i] + y[i];
-  });
-}
-
+// The kernels of tests/kernels/kernels.cu, whose PTX the software driver runs.
 struct fixture : sw_fixture {
   cuwrap::primary_context ctx{cuwrap::device::get(0)};
   cuwrap::stream s{ctx};
-  cuwrap::module mod = cuwrap::module::load_file(
-      ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
-  fixture() { REQUIRE(swcuda().register_kernel("saxpy", &saxpy, nullptr) == 0); }
-  ~fixture() {
-    swcuda().register_kernel("saxpy", nullptr, nullptr);
-    swcuda().clear_launch_log();
-  }
+  cuwrap::module mod =
+      cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+  ~fixture() { swcuda().clear_launch_log(); }
 };
 
 swcu_launch last_launch() {
@@ -60,7 +45,7 @@ struct pair {
 }  // namespace
 
 TEST_SUITE("launch") {
-  TEST_CASE_FIXTURE(fixture, "a host-emulated kernel computes through copy, launch, copy") {
+  TEST_CASE_FIXTURE(fixture, "a kernel computes through copy, launch, copy") {
     constexpr int n = 1000;
     std::vector<float> x(n), y(n, 1.0f);
     std::iota(x.begin(), x.end(), 0.0f);
@@ -82,8 +67,13 @@ TEST_SUITE("launch") {
 
   TEST_CASE_FIXTURE(fixture, "arguments are packed by the kernel's layout, byte for byte") {
     const auto k = mod.kernel<void(pair, unsigned char, short, long long*)>("with_struct");
-    auto* out = reinterpret_cast<long long*>(std::uintptr_t{0x1234560});
+    cuwrap::device_buffer<long long> result{ctx, 1};
+    auto* out = result.data();
     s.launch(k, cuwrap::launch_config{{1}, {1}}, pair{2.5, 7}, 'x', short{-3}, out);
+    std::vector<long long> sum(1);
+    cuwrap::copy(s, sum, result);
+    s.synchronize();
+    CHECK(sum[0] == 2 + 7 + 'x' - 3);  // the kernel read every argument where it was packed
     const auto launch = last_launch();
     REQUIRE(launch.params_size == 32);
     REQUIRE(launch.param_count == 4);
@@ -105,7 +95,8 @@ TEST_SUITE("launch") {
     const auto k = mod.kernel<void(float*, float, int)>("scale");
     const auto untyped = mod.kernel("scale");
     const auto config = cuwrap::launch_config::linear(100, 64);
-    auto* data = reinterpret_cast<float*>(std::uintptr_t{0x1000});
+    cuwrap::device_buffer<float> buffer{ctx, 100};  // the kernel runs: it needs real memory
+    float* data = buffer.data();
     auto calls = calls_made_by([&] { s.launch(k, config, data, 2.0f, 100); });
     CHECK(cuwrap::testing::total(calls) == 1);
     CHECK(calls.count("cuLaunchKernel") == 1);
@@ -116,6 +107,7 @@ TEST_SUITE("launch") {
     calls = calls_made_by([&] { s.launch(k, with_attributes, data, 2.0f, 100); });
     CHECK(cuwrap::testing::total(calls) == 1);
     CHECK(calls.count("cuLaunchKernelEx") == 1);
+    s.synchronize();
   }
 
   TEST_CASE_FIXTURE(fixture, "launch attributes reach the driver") {
@@ -135,9 +127,9 @@ TEST_SUITE("launch") {
     const auto config = cuwrap::launch_config::linear(10, 32);
     auto* data = reinterpret_cast<float*>(std::uintptr_t{0x1000});
     const auto calls = calls_made_by([&] {
-      CHECK_THROWS_WITH_AS(s.launch(k, config, data, 2.0f),
-                           doctest::Contains("kernel scale: 2 arguments given; it has 3 parameters"),
-                           cuwrap::error);
+      CHECK_THROWS_WITH_AS(
+          s.launch(k, config, data, 2.0f),
+          doctest::Contains("kernel scale: 2 arguments given; it has 3 parameters"), cuwrap::error);
       CHECK_THROWS_WITH_AS(
           s.launch(k, config, data, 2.0, 10),
           doctest::Contains("kernel scale: argument 1 has 8 bytes; the parameter has 4"),
@@ -159,10 +151,16 @@ TEST_SUITE("launch") {
     CHECK(calls.empty());
   }
 
-  TEST_CASE_FIXTURE(fixture, "a kernel without an emulation is logged and completes") {
+  TEST_CASE_FIXTURE(fixture, "a kernel updates a module global, and its launch is logged") {
     const auto k = mod.kernel<void(int)>("count_up");
-    s.launch(k, cuwrap::launch_config{{1}, {1}}, 3);
+    const auto counter = mod.global<int>("counter");
+    cuwrap::zero(s, counter);
+    s.launch(k, cuwrap::launch_config{{2}, {32}}, 3);
+    s.launch(k, cuwrap::launch_config{{1}, {1}}, 4);
+    std::vector<int> value(1);
+    cuwrap::copy(s, value, counter);
     s.synchronize();
+    CHECK(value[0] == 7);  // only thread 0 of block 0 adds
     CHECK(std::string{last_launch().kernel} == "count_up");
   }
 
@@ -178,8 +176,8 @@ TEST_SUITE("launch") {
     const int points = cuwrap::testing::fault_sweep([] {
       cuwrap::primary_context ctx{cuwrap::device::get(0)};
       cuwrap::stream s{ctx};
-      const auto mod = cuwrap::module::load_file(
-          ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+      const auto mod =
+          cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
       const auto k = mod.kernel<void(float*, float, int)>("scale");
       cuwrap::device_buffer<float> data{ctx, 16};
       s.launch(k, cuwrap::launch_config::linear(16, 16), data.data(), 2.0f, 16);

@@ -540,7 +540,8 @@ std::uint64_t video_compute(const Inst& in, const std::uint64_t* s) {
   const unsigned lanes = in.vec, bitsz = 32 / lanes;
   const bool as = is_signed(in.type2), bs = is_signed(in.type3), ds = is_signed(in.type);
   const std::int64_t lo = ds ? -(std::int64_t{1} << (bitsz - 1)) : 0;
-  const std::int64_t hi = ds ? (std::int64_t{1} << (bitsz - 1)) - 1 : (std::int64_t{1} << bitsz) - 1;
+  const std::int64_t hi =
+      ds ? (std::int64_t{1} << (bitsz - 1)) - 1 : (std::int64_t{1} << bitsz) - 1;
   std::int64_t sum = 0;
   std::uint64_t d = 0;
   for (unsigned i = 0; i < lanes; ++i) {
@@ -561,7 +562,8 @@ std::uint64_t video_compute(const Inst& in, const std::uint64_t* s) {
     sum += r;
     d |= (static_cast<std::uint64_t>(r) & mask_of(bitsz)) << (bitsz * i);
   }
-  if (in.flags & kVideoAdd) return static_cast<std::uint64_t>(sum + static_cast<std::int32_t>(s[2])) & 0xffffffffu;
+  if (in.flags & kVideoAdd)
+    return static_cast<std::uint64_t>(sum + static_cast<std::int32_t>(s[2])) & 0xffffffffu;
   return d;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "ptx/alu.hpp"
 #include "ptx/program.hpp"
 
 namespace swcu::ptx {
@@ -879,6 +880,7 @@ class Parser {
     Function& f = p_->functions[index];
     f.begin = static_cast<std::uint32_t>(p_->code.size());
     regs_ = 0;
+    reg_types_.clear();
     local_ = 0;
     params_ = 0;
     labels_.clear();
@@ -946,9 +948,11 @@ class Parser {
         if (count > 1u << 20) fail_at(line, "too many registers");
         for (std::uint64_t k = 0; k < count; ++k) {
           scopes_.back().regs[base + std::to_string(k)] = regs_++;
+          reg_types_.push_back(ty);
         }
       } else {
         scopes_.back().regs[base] = regs_++;
+        reg_types_.push_back(ty);
       }
       if (!accept(",")) break;
     }
@@ -1326,6 +1330,9 @@ class Parser {
       const auto r = find_reg(p);
       if (!r) fail_at(line, "undefined predicate " + std::string(p));
       inst.guard = *r;
+      if (reg_types_[*r] != Type::pred) {
+        fail_at(line, "the guard " + std::string(p) + " is not a .pred register");
+      }
     }
     const std::string_view opcode = ident();
     std::vector<std::string_view> parts;
@@ -1340,9 +1347,9 @@ class Parser {
     for (const OpName& o : kOps) {
       if (o.name == base) found = &o;
     }
-    static const OpName kVideo[] = {{"vadd", Op::video}, {"vsub", Op::video}, {"vavrg", Op::video},
-                                    {"vabsdiff", Op::video}, {"vmin", Op::video},
-                                    {"vmax", Op::video}};
+    static const OpName kVideo[] = {{"vadd", Op::video},  {"vsub", Op::video},
+                                    {"vavrg", Op::video}, {"vabsdiff", Op::video},
+                                    {"vmin", Op::video},  {"vmax", Op::video}};
     if (found == nullptr && (base.ends_with('4') || base.ends_with('2'))) {
       const std::string_view stem = base.substr(0, base.size() - 1);
       for (const OpName& o : kVideo) {
@@ -1512,8 +1519,40 @@ class Parser {
     inst.nops = 3;
   }
 
+  // Predicate registers only where the ISA takes a predicate, and a predicate where it needs one.
+  void check_predicates(const Inst& inst, int line) const {
+    const auto is_pred = [&](const Operand& o) {
+      return o.kind == Operand::Kind::reg && reg_types_[o.reg] == Type::pred;
+    };
+    const auto is_value_reg = [&](const Operand& o) {
+      return o.kind == Operand::Kind::reg && reg_types_[o.reg] != Type::pred;
+    };
+    if ((inst.op == Op::setp || inst.op == Op::testp) && is_value_reg(inst.ops[0])) {
+      fail_at(line, "the destination of " + std::string(inst.op == Op::setp ? "setp" : "testp") +
+                        " must be a .pred register");
+    }
+    if (inst.out2.kind == Operand::Kind::reg && !is_pred(inst.out2)) {
+      fail_at(line, "the second destination (after '|') must be a .pred register");
+    }
+    if (!is_alu(inst.op) || inst.type == Type::pred || inst.op == Op::cvt) return;
+    for (int k = 0; k < inst.nops; ++k) {
+      const bool predicate_operand = (inst.op == Op::selp && k == 3) ||
+                                     ((inst.op == Op::setp || inst.op == Op::set) && k == 3) ||
+                                     ((inst.op == Op::setp || inst.op == Op::testp) && k == 0) ||
+                                     (inst.op == Op::lop3 && k == 5);
+      if (predicate_operand) {
+        if (is_value_reg(inst.ops[k]))
+          fail_at(line, "operand " + std::to_string(k + 1) + " must be a .pred register");
+      } else if (is_pred(inst.ops[k])) {
+        fail_at(line, "operand " + std::to_string(k + 1) + " is a .pred register, which this " +
+                          "instruction's type does not allow");
+      }
+    }
+  }
+
   // Checks the ISA forbids by structure.
   void check(const Inst& inst, int line) {
+    check_predicates(inst, line);
     const auto need = [&](int n) {
       if (inst.nops < n) fail_at(line, "too few operands");
     };
@@ -1655,6 +1694,7 @@ class Parser {
   FuncInfo* fn_ = nullptr;
   std::vector<Scope> scopes_;
   std::uint32_t regs_ = 0;
+  std::vector<Type> reg_types_;  // of each register slot of the function
   std::size_t local_ = 0;
   std::size_t params_ = 0;
   std::unordered_map<std::string, std::uint32_t> labels_;

@@ -463,9 +463,8 @@ TEST_SUITE("conformance") {
     void* params[] = {const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d),
                       const_cast<CUdeviceptr*>(&d), &count};
     swt::StderrCapture capture;
-    SWT_CHECK_RESULT(
-        swt::mod().cuLaunchCooperativeKernel(f, 4, 1, 1, 64, 1, 1, 0, nullptr, params),
-        CUDA_ERROR_NOT_SUPPORTED);
+    SWT_CHECK_RESULT(swt::mod().cuLaunchCooperativeKernel(f, 4, 1, 1, 64, 1, 1, 0, nullptr, params),
+                     CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
     INFO(text);
     CHECK(text.find("grid.sync") != std::string::npos);

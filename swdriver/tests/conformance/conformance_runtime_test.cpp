@@ -137,12 +137,15 @@ TEST_SUITE("conformance") {
     const CUfunction f = function(load_ptx("mma"), "wmma_gemm");
     const CUdeviceptr d = zeros<float>(16 * 16);
     int n = 16;
-    void* params[] = {const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d),
-                      const_cast<CUdeviceptr*>(&d), &n, &n, &n};
+    void* params[] = {const_cast<CUdeviceptr*>(&d),
+                      const_cast<CUdeviceptr*>(&d),
+                      const_cast<CUdeviceptr*>(&d),
+                      &n,
+                      &n,
+                      &n};
     swt::StderrCapture capture;
-    SWT_CHECK_RESULT(
-        swt::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
-        CUDA_ERROR_NOT_SUPPORTED);
+    SWT_CHECK_RESULT(swt::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
+                     CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
     INFO(text);
     CHECK(text.find("wmma_gemm uses wmma.load") != std::string::npos);

@@ -470,8 +470,7 @@ $done:
 
   // Independent thread scheduling (sm_70+) guarantees that the lane holding the lock progresses
   // while lanes of its own warp spin on it.
-  TEST_CASE_FIXTURE(PtxTest,
-                    "ptx.memory: a spin lock contended within a warp works") {
+  TEST_CASE_FIXTURE(PtxTest, "ptx.memory: a spin lock contended within a warp works") {
     // Every thread of two blocks of 64 takes the lock, increments a plain counter, and releases
     // it: the scheduler must let the holder run while others spin.
     const std::string body = R"(
