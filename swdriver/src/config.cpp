@@ -122,6 +122,15 @@ Config read_config(const char* (*getenv)(const char*)) {
       fail(invalid("SWCUDA_EXEC", value, "immediate or deferred"));
     }
   }
+  if (const char* value = getenv("SWCUDA_KERNEL_TIMEOUT")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(value, &end);
+    if (end != value && *end == '\0' && seconds >= 0 && seconds < 1e9) {
+      c.kernel_timeout = seconds;
+    } else {
+      fail(invalid("SWCUDA_KERNEL_TIMEOUT", value, "seconds a kernel may run, e.g. 10 or 0.5"));
+    }
+  }
   if (const char* value = getenv("SWCUDA_P2P")) {
     if (auto p2p = parse_p2p(value, c.devices)) {
       c.p2p = std::move(*p2p);

@@ -18,7 +18,8 @@ struct Config {
   int driver_version = 13000;                      ///< SWCUDA_DRIVER_VERSION
   unsigned long long device_memory = 80ULL << 30;  ///< SWCUDA_DEVICE_MEMORY, bytes per device
   ExecMode exec = ExecMode::immediate;             ///< SWCUDA_EXEC
-  std::vector<FaultRule> faults;                   ///< SWCUDA_FAULTS, installed by cuInit
+  double kernel_timeout = 0;      ///< SWCUDA_KERNEL_TIMEOUT, seconds a kernel may run; 0: no limit
+  std::vector<FaultRule> faults;  ///< SWCUDA_FAULTS, installed by cuInit
   /// SWCUDA_P2P: p2p[from * kMaxDevices + to] says whether `from` can access `to`.
   std::vector<bool> p2p = std::vector<bool>(kMaxDevices * kMaxDevices, true);
   /// The first invalid variable, as one line for stderr; empty when all are valid. Variables

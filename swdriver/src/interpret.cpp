@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "config.hpp"
 #include "memory.hpp"
 #include "module.hpp"
 #include "ptx/exec.hpp"
@@ -31,14 +32,6 @@ std::size_t heap_block_size(const Context& ctx, std::uint64_t address) noexcept 
   std::size_t size = 0;
   std::memcpy(&size, it->second.get(), sizeof size);
   return size;
-}
-
-double kernel_timeout() {
-  static const double seconds = [] {
-    const char* v = std::getenv("SWCUDA_KERNEL_TIMEOUT");
-    return v != nullptr ? std::strtod(v, nullptr) : 0.0;
-  }();
-  return seconds;
 }
 
 CUresult code_of(ptx::Fault f) noexcept {
@@ -98,7 +91,7 @@ CUresult run(State& s, const Prepared& p) {
   static std::uint64_t grid_ids = 0;
   l.grid_id = ++grid_ids;
   l.sm_count = kSmCount;
-  l.timeout_seconds = kernel_timeout();
+  l.timeout_seconds = config().kernel_timeout;
   const std::size_t fifo = ctx.limits[CU_LIMIT_PRINTF_FIFO_SIZE];
   l.print = [&s, fifo](const std::string& text) {
     s.printf_output += text;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "module_support.hpp"
 #include "swdriver_test.hpp"
 
 namespace {
@@ -298,6 +299,31 @@ TEST_SUITE("env") {
     CHECK(text.find('\n') == text.size() - 1);  // one line, printed once
     int count = 0;
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+  }
+
+  TEST_CASE_FIXTURE(swt::ModuleTest, "SWCUDA_KERNEL_TIMEOUT ends a kernel that loops forever") {
+    REQUIRE_MESSAGE(env("SWCUDA_KERNEL_TIMEOUT") == "0.2", "run by CTest with the variable set");
+    const std::string text = swt::ptx(R"(
+.visible .entry spin()
+{
+$L_forever:
+  bra.uni $L_forever;
+}
+)");
+    CUmodule m = nullptr;
+    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleLoadData(&m, text.c_str()));
+    CUfunction f = nullptr;
+    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetFunction(&f, m, "spin"));
+    swt::StderrCapture capture;
+    SWT_REQUIRE_SUCCESS(
+        swt::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
+    // As on a GPU whose watchdog fired: the error is sticky for the context.
+    SWT_CHECK_RESULT(swt::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWT_CHECK_RESULT(swt::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    const std::string message = capture.finish();
+    INFO(message);
+    CHECK(contains(message, "kernel spin"));
+    CHECK(contains(message, "SWCUDA_KERNEL_TIMEOUT"));
   }
 
   TEST_CASE("an invalid configuration variable makes cuInit fail and names it") {
