@@ -182,6 +182,7 @@ std::vector<std::string> module::functions() const {
   const auto& d = detail::driver();
   unsigned count = 0;
   check(d.cuModuleGetFunctionCount(&count, state_->handle), "cuModuleGetFunctionCount");
+  if (count == 0) return {};  // the driver refuses a null array, even for no entries
   std::vector<CUfunction> handles(count);
   check(d.cuModuleEnumerateFunctions(handles.data(), count, state_->handle),
         "cuModuleEnumerateFunctions");
@@ -275,6 +276,7 @@ std::vector<std::string> library::kernels() const {
   const auto& d = detail::driver();
   unsigned count = 0;
   check(d.cuLibraryGetKernelCount(&count, state_->handle), "cuLibraryGetKernelCount");
+  if (count == 0) return {};  // the driver refuses a null array, even for no entries
   std::vector<CUkernel> handles(count);
   check(d.cuLibraryEnumerateKernels(handles.data(), count, state_->handle),
         "cuLibraryEnumerateKernels");

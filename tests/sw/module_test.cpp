@@ -50,9 +50,8 @@ TEST_SUITE("module") {
     CHECK(swcuda().live_handles(SWCU_MODULE) == 1);
     auto names = m.mod.functions();
     std::sort(names.begin(), names.end());
-    CHECK(names == std::vector<std::string>{"_Z4fillIfEvPT_S0_i", "count_up", "no_params",
-                                            "saxpy", "scale", "sixteen", "uses_shared",
-                                            "with_struct"});
+    CHECK(names == std::vector<std::string>{"_Z4fillIfEvPT_S0_i", "count_up", "no_params", "saxpy",
+                                            "scale", "sixteen", "uses_shared", "with_struct"});
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "cubin and fatbin images load and name their kernels") {
@@ -70,8 +69,8 @@ TEST_SUITE("module") {
     const auto saxpy = m.mod.kernel("saxpy");
     REQUIRE(saxpy.layout_known());
     const std::vector<cuwrap::kernel_param> expected{{0, 4}, {8, 8}, {16, 8}, {24, 4}};
-    CHECK(std::equal(saxpy.params().begin(), saxpy.params().end(), expected.begin(),
-                     expected.end()));
+    CHECK(
+        std::equal(saxpy.params().begin(), saxpy.params().end(), expected.begin(), expected.end()));
     const auto with_struct = m.mod.kernel("with_struct");
     const std::vector<cuwrap::kernel_param> struct_layout{{0, 16}, {16, 1}, {18, 2}, {24, 8}};
     CHECK(std::equal(with_struct.params().begin(), with_struct.params().end(),
@@ -80,7 +79,8 @@ TEST_SUITE("module") {
     CHECK(saxpy.max_threads_per_block() == 1024);
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "a typed kernel whose signature does not match names the parameter") {
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "a typed kernel whose signature does not match names the parameter") {
     with_module m;
     CHECK_NOTHROW(m.mod.kernel<void(float, const float*, float*, int)>("saxpy"));
     CHECK_THROWS_WITH_AS(
@@ -145,6 +145,18 @@ TEST_SUITE("module") {
     CHECK(swcuda().live_handles(SWCU_MODULE) == 1);
     k.reset();
     CHECK(swcuda().live_handles(SWCU_MODULE) == 0);
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture, "a module or library without kernels lists none") {
+    // The driver refuses a null array for zero entries: cuwrap must not pass one.
+    const std::string text =
+        ".version 9.0\n.target sm_90\n.address_size 64\n.global .align 4 .u32 only_data;\n";
+    cuwrap::primary_context ctx{cuwrap::device::get(0)};
+    const auto mod = cuwrap::module::load(ctx, std::string_view{text});
+    CHECK(mod.functions().empty());
+    const auto lib = cuwrap::library::load(std::string_view{text});
+    CHECK(lib.kernels().empty());
+    CHECK_THROWS_WITH_AS((void)mod.kernel("missing"), doctest::Contains("missing"), cuwrap::error);
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "a library loads once for every context") {
