@@ -25,7 +25,8 @@ int main(int argc, char** argv) try {
     } else if (arg.starts_with("--n=")) {
       n = std::stoi(std::string{arg.substr(4)});
     } else {
-      std::fprintf(stderr, "usage: vector_add [--fatbin | --ptx | --cubin] [--kernels=DIR] [--n=N]\n");
+      std::fprintf(stderr,
+                   "usage: vector_add [--fatbin | --ptx | --cubin] [--kernels=DIR] [--n=N]\n");
       return 2;
     }
   }

@@ -122,6 +122,9 @@ CUresult run(State& s, const Prepared& p) {
   };
   const ptx::Outcome o = ptx::execute(l);
   if (o.fault == ptx::Fault::none) return CUDA_SUCCESS;
+  // The context is about to break: what the kernel printed before its fault still appears, as
+  // a GPU flushes its printf buffer when the error is reported.
+  flush_printf(s);
   std::fprintf(stderr, "swcuda: %s\n", o.message.c_str());
   std::fflush(stderr);
   return code_of(o.fault);

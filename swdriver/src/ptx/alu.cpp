@@ -775,30 +775,6 @@ std::uint64_t integer_compute(const Inst& in, const std::uint64_t* s, bool& carr
 
 }  // namespace
 
-std::uint64_t normalize(Type t, std::uint64_t v) noexcept {
-  switch (t) {
-    case Type::pred: return v & 1;
-    case Type::s8: return static_cast<std::uint64_t>(sext(v, 8));
-    case Type::s16: return static_cast<std::uint64_t>(sext(v, 16));
-    case Type::s32: return static_cast<std::uint64_t>(sext(v, 32));
-    case Type::u8:
-    case Type::b8: return v & 0xff;
-    case Type::u16:
-    case Type::b16:
-    case Type::f16:
-    case Type::bf16: return v & 0xffff;
-    case Type::u32:
-    case Type::b32:
-    case Type::f32:
-    case Type::f16x2:
-    case Type::bf16x2:
-    case Type::tf32:
-    case Type::u16x2:
-    case Type::s16x2: return v & 0xffffffffu;
-    default: return v;
-  }
-}
-
 bool is_alu(Op op) noexcept {
   switch (op) {
     case Op::add:

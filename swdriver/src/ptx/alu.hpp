@@ -13,7 +13,32 @@ namespace swcu::ptx {
 
 /// The bits of `v` as a register of type `t` holds them: truncated to its width and sign- or
 /// zero-extended to 64 bits.
-[[nodiscard]] std::uint64_t normalize(Type t, std::uint64_t v) noexcept;
+[[nodiscard]] inline std::uint64_t normalize(Type t, std::uint64_t v) noexcept {
+  switch (t) {
+    case Type::pred: return v & 1;
+    case Type::s8:
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int8_t>(v)));
+    case Type::s16:
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int16_t>(v)));
+    case Type::s32:
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(v)));
+    case Type::u8:
+    case Type::b8: return v & 0xff;
+    case Type::u16:
+    case Type::b16:
+    case Type::f16:
+    case Type::bf16: return v & 0xffff;
+    case Type::u32:
+    case Type::b32:
+    case Type::f32:
+    case Type::f16x2:
+    case Type::bf16x2:
+    case Type::tf32:
+    case Type::u16x2:
+    case Type::s16x2: return v & 0xffffffffu;
+    default: return v;
+  }
+}
 
 /// Whether `op` is computed by compute() (a pure function of its source values).
 [[nodiscard]] bool is_alu(Op op) noexcept;

@@ -1717,45 +1717,6 @@ class Parser {
 
 }  // namespace
 
-unsigned type_size(Type t) noexcept {
-  switch (t) {
-    case Type::none: return 0;
-    case Type::pred:
-    case Type::b8:
-    case Type::u8:
-    case Type::s8: return 1;
-    case Type::b16:
-    case Type::u16:
-    case Type::s16:
-    case Type::f16:
-    case Type::bf16: return 2;
-    case Type::b32:
-    case Type::u32:
-    case Type::s32:
-    case Type::f32:
-    case Type::f16x2:
-    case Type::bf16x2:
-    case Type::tf32:
-    case Type::u16x2:
-    case Type::s16x2: return 4;
-    case Type::b64:
-    case Type::u64:
-    case Type::s64:
-    case Type::f64: return 8;
-    case Type::b128: return 16;
-  }
-  return 0;
-}
-
-bool is_signed(Type t) noexcept {
-  return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64 || t == Type::s16x2;
-}
-
-bool is_float(Type t) noexcept {
-  return t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2 ||
-         t == Type::f32 || t == Type::f64 || t == Type::tf32;
-}
-
 const Function* Program::entry(std::string_view name) const noexcept {
   for (const Function& f : functions) {
     if (f.entry && f.defined && f.name == name) return &f;

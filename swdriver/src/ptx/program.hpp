@@ -46,9 +46,45 @@ enum class Type : std::uint8_t {
 };
 
 /// Size in bytes of a value of type `t` (pred: 1; none: 0).
-[[nodiscard]] unsigned type_size(Type t) noexcept;
-[[nodiscard]] bool is_signed(Type t) noexcept;
-[[nodiscard]] bool is_float(Type t) noexcept;  ///< f16, bf16, f32, f64 and their pairs
+[[nodiscard]] constexpr unsigned type_size(Type t) noexcept {
+  switch (t) {
+    case Type::none: return 0;
+    case Type::pred:
+    case Type::b8:
+    case Type::u8:
+    case Type::s8: return 1;
+    case Type::b16:
+    case Type::u16:
+    case Type::s16:
+    case Type::f16:
+    case Type::bf16: return 2;
+    case Type::b32:
+    case Type::u32:
+    case Type::s32:
+    case Type::f32:
+    case Type::f16x2:
+    case Type::bf16x2:
+    case Type::tf32:
+    case Type::u16x2:
+    case Type::s16x2: return 4;
+    case Type::b64:
+    case Type::u64:
+    case Type::s64:
+    case Type::f64: return 8;
+    case Type::b128: return 16;
+  }
+  return 0;
+}
+
+[[nodiscard]] constexpr bool is_signed(Type t) noexcept {
+  return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64 || t == Type::s16x2;
+}
+
+/// f16, bf16, tf32, f32, f64 and the packed pairs.
+[[nodiscard]] constexpr bool is_float(Type t) noexcept {
+  return t == Type::f16 || t == Type::f16x2 || t == Type::bf16 || t == Type::bf16x2 ||
+         t == Type::f32 || t == Type::f64 || t == Type::tf32;
+}
 
 /// State spaces; `generic` is an address without a space.
 enum class Space : std::uint8_t { generic, global, shared, local, constant, param, reg };
