@@ -1,7 +1,9 @@
 // The software driver's PTX interpreter, timed (docs/performance.md, "PTX interpreter speed"):
 // the kernels of bench/kernels/interp.cu, compiled to PTX by nvcc at build time, launched on the
 // software driver (CUWRAP_DRIVER=software unless the variable names another library). Each
-// result is checked once before the timing. Counters:
+// result is checked once before the timing. The interpreter runs on the calling thread, so the
+// rates are per CPU second (Google Benchmark's default), as the rest of the software driver's
+// figures are. Counters:
 //   elements/s        output elements (vector add, matmul) or input elements (reduction) per second
 //   thread_insts/s    dynamic PTX instructions executed by all threads per second
 //
@@ -63,7 +65,8 @@ int static_instructions(const std::string& ptx, const std::string& name) {
   int count = 0;
   while (pos != std::string::npos) {
     const std::size_t begin = pos + 1, end = ptx.find('\n', begin);
-    std::string_view line{ptx.data() + begin, (end == std::string::npos ? ptx.size() : end) - begin};
+    std::string_view line{ptx.data() + begin,
+                          (end == std::string::npos ? ptx.size() : end) - begin};
     if (line == "}") break;
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
     if (!line.empty() && line.back() == ';' && line.front() != '.' && line.front() != '/') ++count;
@@ -80,9 +83,9 @@ struct interp_fixture {
     }
     if (control == nullptr) throw std::runtime_error{"not the software driver"};
     const std::string ptx = read(kernels_dir + "/interp.ptx");
-    for (const auto& [name, expected] : {std::pair{"interp_vector_add", 22},
-                                         std::pair{"interp_matmul16", 103},
-                                         std::pair{"interp_warp_reduce", 33}}) {
+    for (const auto& [name, expected] :
+         {std::pair{"interp_vector_add", 22}, std::pair{"interp_matmul16", 103},
+          std::pair{"interp_warp_reduce", 33}}) {
       const int got = static_instructions(ptx, name);
       if (got != expected) {
         throw std::runtime_error{std::string{name} + " has " + std::to_string(got) +
@@ -123,15 +126,16 @@ void run(State& st, F body) {
 
 void set_rates(State& st, double elements, double insts_per_thread, double threads) {
   const auto iterations = static_cast<double>(st.iterations());
-  st.counters["elements/s"] = benchmark::Counter(elements * iterations, benchmark::Counter::kIsRate);
+  st.counters["elements/s"] =
+      benchmark::Counter(elements * iterations, benchmark::Counter::kIsRate);
   st.counters["thread_insts/s"] =
       benchmark::Counter(insts_per_thread * threads * iterations, benchmark::Counter::kIsRate);
 }
 
 void vector_add(State& st) {
   run(st, [&] {
-    const auto k = fx->mod->kernel<void(const float*, const float*, float*, int)>(
-        "interp_vector_add");
+    const auto k =
+        fx->mod->kernel<void(const float*, const float*, float*, int)>("interp_vector_add");
     std::vector<float> a(kElements), b(kElements), c(kElements);
     for (unsigned i = 0; i < kElements; ++i) {
       a[i] = static_cast<float>(i % 1000);
@@ -158,8 +162,8 @@ void matmul16(State& st) {
   run(st, [&] {
     const int n = kMatmulN;
     const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-    const auto k = fx->mod->kernel<void(const float*, const float*, float*, int)>(
-        "interp_matmul16");
+    const auto k =
+        fx->mod->kernel<void(const float*, const float*, float*, int)>("interp_matmul16");
     std::vector<float> a(nn), b(nn), c(nn);
     for (std::size_t i = 0; i < nn; ++i) {
       a[i] = static_cast<float>(i % 7) * 0.5f;
@@ -229,15 +233,11 @@ int main(int argc, char** argv) {
   try {
     interp_fixture f{CUWRAP_BENCH_KERNELS_DIR};
     fx = &f;
-    benchmark::RegisterBenchmark("interp/vector_add/1M", vector_add)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+    benchmark::RegisterBenchmark("interp/vector_add/1M", vector_add)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("interp/matmul16/256x256", matmul16)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("interp/warp_reduce/1M", warp_reduce)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+        ->Unit(benchmark::kMillisecond);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     fx = nullptr;

@@ -49,8 +49,7 @@ void check_operand(const swcu::ptx::Program& p, const swcu::ptx::Function& f,
         broken("global index out of range", pc);
       }
       break;
-    default:
-      break;
+    default: break;
   }
 }
 

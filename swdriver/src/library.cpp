@@ -225,6 +225,9 @@ CUresult cuKernelGetName(const char** name, CUkernel hfunc) {
 CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset,
                               size_t* paramSize) {
   return call(Sym::cuKernelGetParamInfo, [=](State& s) -> CUresult {
+    // NVIDIA's driver needs a current context here, though a CUkernel has none of its own.
+    swcu::Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
     if (paramOffset == nullptr) return CUDA_ERROR_INVALID_VALUE;
     const Kernel* const k = swcu::find_kernel(s, kernel);
     if (k == nullptr) return CUDA_ERROR_INVALID_HANDLE;

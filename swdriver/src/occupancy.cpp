@@ -181,8 +181,9 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
       const std::size_t per_block = swcu::kSharedPerSm / static_cast<std::size_t>(numBlocks);
       const std::size_t fixed = m.static_shared + swcu::kReservedSharedPerBlock;
       available = per_block > fixed ? per_block - fixed : 0;
-      const std::size_t optin = static_cast<std::size_t>(swcu::kMaxSharedPerBlockOptin);
-      available = std::min(available, optin > m.static_shared ? optin - m.static_shared : 0);
+      // Never more than the kernel may use now: 48 KiB unless raised with
+      // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (as NVIDIA's driver answers).
+      available = std::min(available, static_cast<std::size_t>(std::max(m.max_dynamic, 0)));
     }
     *dynamicSmemSize = available;
     return CUDA_SUCCESS;

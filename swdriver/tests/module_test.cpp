@@ -689,11 +689,16 @@ TEST_SUITE("libraries") {
     SWT_CHECK_RESULT(mod().cuLibraryGetKernel(&missing, lib, "saxpi"), CUDA_ERROR_NOT_FOUND);
     std::size_t offset = 0;
     std::size_t size = 0;
+    // As NVIDIA's driver: parameter information needs a current context.
+    SWT_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size),
+                     CUDA_ERROR_INVALID_CONTEXT);
+    const CUcontext ctx = swt::create_context();
     SWT_REQUIRE_SUCCESS(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size));
     CHECK(offset == 8);
     CHECK(size == 8);
     SWT_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 4, &offset, &size),
                      CUDA_ERROR_INVALID_VALUE);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CUlibrary owner = nullptr;
     SWT_REQUIRE_SUCCESS(mod().cuKernelGetLibrary(&owner, saxpy));
     CHECK(owner == lib);
