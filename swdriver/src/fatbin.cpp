@@ -154,6 +154,14 @@ bool read_entries(const unsigned char* data, std::size_t size, std::vector<Entry
 
 bool decompress(unsigned long long flags, const unsigned char* data, std::size_t size,
                 std::size_t expected, std::vector<unsigned char>& out, std::string& why) {
+  // An entry's declared size is checked before anything is allocated: neither LZ4 (at most
+  // 255:1) nor zstd on code reaches this ratio, so a larger claim is a corrupt header.
+  constexpr std::size_t kMaxRatio = 1024;
+  if (expected > (size + 64) * kMaxRatio) {
+    why = "it claims " + std::to_string(expected) + " bytes uncompressed from " +
+          std::to_string(size) + " compressed bytes";
+    return false;
+  }
   if ((flags & kFlagLz4) != 0) {
     if (lz4_block(data, size, expected, out)) return true;
     why = "its LZ4 data is corrupt";

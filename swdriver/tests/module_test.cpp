@@ -663,6 +663,36 @@ TEST_SUITE("modules") {
   }
 }
 
+TEST_SUITE("modules") {
+  // Found by fuzzing: an 88-byte fatbin whose PTX entry claims 1 GiB uncompressed once made the
+  // driver allocate and zero-fill all of it before the decompressor refused the data.
+  TEST_CASE_FIXTURE(swt::ModuleTest, "a fatbin entry's uncompressed size is checked first") {
+    for (const unsigned long long flags : {0x8000ull, 0x2000ull}) {  // zstd, LZ4
+      std::string image(16 + 64 + 8, '\0');
+      const auto put = [&image](std::size_t at, auto value) {
+        std::memcpy(image.data() + at, &value, sizeof value);
+      };
+      put(0, std::uint32_t{0xBA55ED50});       // fatbin magic
+      put(4, std::uint16_t{1});                // version
+      put(6, std::uint16_t{16});               // header size
+      put(8, std::uint64_t{64 + 8});           // payload
+      put(16, std::uint16_t{1});               // PTX entry
+      put(16 + 4, std::uint32_t{64});          // entry header size
+      put(16 + 8, std::uint64_t{8});           // padded payload
+      put(16 + 0x10, std::uint32_t{8});        // compressed size
+      put(16 + 0x1c, std::uint32_t{90});       // compute_90
+      put(16 + 0x28, flags);                   // compression
+      put(16 + 0x38, std::uint64_t{1} << 30);  // claimed uncompressed size
+      CUmodule m = nullptr;
+      Jit jit;
+      SWT_CHECK_RESULT(jit.load(&m, image.data()), CUDA_ERROR_INVALID_IMAGE);
+      const std::string log = jit.error;
+      INFO(log);
+      CHECK(log.find("1073741824 bytes uncompressed") != std::string::npos);
+    }
+  }
+}
+
 TEST_SUITE("libraries") {
   TEST_CASE_FIXTURE(swt::DriverTest, "a library loads without a context and lists its kernels") {
     const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.fatbin"));
