@@ -122,6 +122,14 @@ Config read_config(const char* (*getenv)(const char*)) {
       fail(invalid("SWCUDA_EXEC", value, "immediate or deferred"));
     }
   }
+  if (const char* value = getenv("SWCUDA_LAUNCH_LOG")) {
+    const auto n = parse_unsigned(value);
+    if (n && *n <= (1ull << 32)) {
+      c.launch_log = static_cast<std::size_t>(*n);
+    } else {
+      fail(invalid("SWCUDA_LAUNCH_LOG", value, "how many launches the log keeps, e.g. 4096"));
+    }
+  }
   if (const char* value = getenv("SWCUDA_KERNEL_TIMEOUT")) {
     char* end = nullptr;
     const double seconds = std::strtod(value, &end);

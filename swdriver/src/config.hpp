@@ -18,6 +18,7 @@ struct Config {
   int driver_version = 13000;                      ///< SWCUDA_DRIVER_VERSION
   unsigned long long device_memory = 80ULL << 30;  ///< SWCUDA_DEVICE_MEMORY, bytes per device
   ExecMode exec = ExecMode::immediate;             ///< SWCUDA_EXEC
+  std::size_t launch_log = 4096;  ///< SWCUDA_LAUNCH_LOG: launches the log keeps (the newest)
   double kernel_timeout = 0;      ///< SWCUDA_KERNEL_TIMEOUT, seconds a kernel may run; 0: no limit
   std::vector<FaultRule> faults;  ///< SWCUDA_FAULTS, installed by cuInit
   /// SWCUDA_P2P: p2p[from * kMaxDevices + to] says whether `from` can access `to`.

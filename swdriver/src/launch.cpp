@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "capture.hpp"
+#include "config.hpp"
 #include "interpret.hpp"
 #include "module.hpp"
 #include "sched.hpp"
@@ -60,7 +62,15 @@ struct Launches {
   std::mutex mutex;
   std::unordered_map<std::string, std::pair<swcu_kernel_fn, void*>> functions;
   std::set<std::string> noted;  // kernels whose missing emulation was reported
-  std::vector<std::shared_ptr<const LaunchRecord>> log;
+  std::deque<std::shared_ptr<const LaunchRecord>> log;  ///< the last SWCUDA_LAUNCH_LOG launches
+
+  /// Appends to the log, dropping the oldest record past the configured length.
+  void record(std::shared_ptr<const LaunchRecord> r) {
+    const std::size_t limit = config().launch_log;
+    if (limit == 0) return;
+    log.push_back(std::move(r));
+    while (log.size() > limit) log.pop_front();
+  }
   std::unordered_map<std::uint64_t, std::shared_ptr<const LaunchRecord>> pending;
   std::uint64_t next_id = 1;
 };
@@ -433,7 +443,7 @@ Op launch_op(LaunchSpec spec) {
     id = l.next_id++;
     l.pending.emplace(id, record);
     try {
-      l.log.push_back(record);
+      l.record(record);
     } catch (...) {
       l.pending.erase(id);
       throw;
@@ -472,7 +482,7 @@ void log_launch(const LaunchSpec& spec) {
   auto record = std::make_shared<const LaunchRecord>(spec);
   Launches& l = launches();
   const std::lock_guard lock(l.mutex);
-  l.log.push_back(std::move(record));
+  l.record(std::move(record));
 }
 
 int register_kernel(const char* name, swcu_kernel_fn fn, void* user) noexcept {
@@ -506,7 +516,7 @@ int launch_log_entry(std::size_t index, swcu_launch* out) noexcept {
 }
 
 void clear_launch_log() noexcept {
-  std::vector<std::shared_ptr<const LaunchRecord>> old;
+  std::deque<std::shared_ptr<const LaunchRecord>> old;
   Launches& l = launches();
   {
     const std::lock_guard lock(l.mutex);
@@ -535,7 +545,7 @@ void run_kernel_now(const swcu_launch& launch) noexcept {
     {
       const std::lock_guard lock(l.mutex);
       id = l.next_id++;
-      l.log.push_back(record);
+      l.record(record);
       l.pending.emplace(id, std::move(record));
     }
     run_launch(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)));

@@ -326,6 +326,28 @@ $L_forever:
     CHECK(contains(message, "SWCUDA_KERNEL_TIMEOUT"));
   }
 
+  TEST_CASE_FIXTURE(swt::ModuleTest,
+                    "SWCUDA_LAUNCH_LOG bounds the launch log to the newest launches") {
+    REQUIRE_MESSAGE(env("SWCUDA_LAUNCH_LOG") == "2", "run by CTest with the variable set");
+    const std::string text = swt::ptx(".visible .entry nothing() { ret; }\n");
+    CUmodule m = nullptr;
+    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleLoadData(&m, text.c_str()));
+    CUfunction f = nullptr;
+    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetFunction(&f, m, "nothing"));
+    for (unsigned blocks = 1; blocks <= 5; ++blocks) {
+      SWT_REQUIRE_SUCCESS(
+          swt::mod().cuLaunchKernel(f, blocks, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
+    }
+    REQUIRE(ctl.launch_log_size() == 2);
+    swcu_launch l{};
+    REQUIRE(ctl.launch_log_entry(0, &l) == 0);
+    CHECK(l.grid[0] == 4);
+    REQUIRE(ctl.launch_log_entry(1, &l) == 0);
+    CHECK(l.grid[0] == 5);
+    SWT_REQUIRE_SUCCESS(swt::api().cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+  }
+
   TEST_CASE("an invalid configuration variable makes cuInit fail and names it") {
     const std::string variable = env("SWCUDA_TEST_EXPECT");
     REQUIRE_MESSAGE(!variable.empty(), "run by CTest with SWCUDA_TEST_EXPECT set");

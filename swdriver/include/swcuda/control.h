@@ -51,7 +51,8 @@ typedef struct swcu_call_count {
 } swcu_call_count;
 
 /* One kernel launch, as the launch log records it and a registered host function sees it.
- * Every pointer stays valid until clear_launch_log() (for a host function: while it runs). */
+ * Every pointer stays valid until clear_launch_log() or until the record leaves the log (for a
+ * host function: while it runs). */
 typedef struct swcu_launch {
   const char* kernel; /* entry name (mangled for C++ kernels) */
   unsigned grid[3];
@@ -129,7 +130,9 @@ typedef struct swcu_control {
    * return CUDA_ERROR_NOT_PERMITTED (control calls work). A launch of a kernel without one is
    * logged and completes, with a one-time note on stderr. Returns 0 (-1 for a NULL name). */
   int (*register_kernel)(const char* name, swcu_kernel_fn fn, void* user);
-  /* Launches recorded since the last clear_launch_log(), in the order they were made. */
+  /* Launches recorded since the last clear_launch_log(), in the order they were made: the
+   * newest SWCUDA_LAUNCH_LOG of them (default 4096; 0 records none), so a long program runs in
+   * constant memory. */
   size_t (*launch_log_size)(void);
   /* Copies entry `index` into *out; 0, or -1 if out of range (or out is NULL). Its pointers
    * stay valid until clear_launch_log(). */
