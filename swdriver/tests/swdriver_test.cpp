@@ -100,24 +100,24 @@ DriverTest::~DriverTest() {
   CHECK_MESSAGE(ctl.context_stack_depth() == 0, "the test left contexts on the stack");
 }
 
-StderrCapture::StderrCapture() {
-  std::fflush(stderr);
+FdCapture::FdCapture(int fd) : fd_(fd) {
+  std::fflush(nullptr);
   FILE* const file = std::tmpfile();
   REQUIRE(file != nullptr);
   file_ = dup(fileno(file));
   std::fclose(file);
-  saved_ = dup(STDERR_FILENO);
-  dup2(file_, STDERR_FILENO);
+  saved_ = dup(fd_);
+  dup2(file_, fd_);
 }
 
-StderrCapture::~StderrCapture() {
+FdCapture::~FdCapture() {
   if (saved_ >= 0) static_cast<void>(finish());
 }
 
-std::string StderrCapture::finish() {
+std::string FdCapture::finish() {
   if (saved_ < 0) return text_;
-  std::fflush(stderr);
-  dup2(saved_, STDERR_FILENO);
+  std::fflush(nullptr);
+  dup2(saved_, fd_);
   close(saved_);
   saved_ = -1;
   lseek(file_, 0, SEEK_SET);

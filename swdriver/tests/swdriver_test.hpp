@@ -73,20 +73,32 @@ struct DriverTest {
   const swcu_control& ctl = control();
 };
 
-/// Captures what the calling process writes to stderr (fd 2) while alive.
-class StderrCapture {
+/// Captures what the calling process writes to a file descriptor while alive.
+class FdCapture {
  public:
-  StderrCapture();
-  ~StderrCapture();
-  StderrCapture(const StderrCapture&) = delete;
-  StderrCapture& operator=(const StderrCapture&) = delete;
+  /// Flushes the C streams and starts capturing `fd` (1: stdout, 2: stderr).
+  explicit FdCapture(int fd);
+  ~FdCapture();
+  FdCapture(const FdCapture&) = delete;
+  FdCapture& operator=(const FdCapture&) = delete;
   /// Stops capturing and returns the text.
   [[nodiscard]] std::string finish();
 
  private:
+  int fd_;
   int saved_ = -1;
   int file_ = -1;
   std::string text_;
+};
+
+/// Captures what the calling process writes to stderr (fd 2) while alive.
+struct StderrCapture : FdCapture {
+  StderrCapture() : FdCapture(2) {}
+};
+
+/// Captures what the calling process writes to stdout (fd 1) while alive.
+struct StdoutCapture : FdCapture {
+  StdoutCapture() : FdCapture(1) {}
 };
 
 }  // namespace swt

@@ -244,93 +244,35 @@ double fminmax(bool is_max, double a, double b, bool nan_mode) {
   return is_max ? (a > b ? a : b) : (a < b ? a : b);
 }
 
+// a op b (op c) in T's own precision, with the host rounding mode set for `r`.
+template <class T>
+T arithmetic(Op op, Round r, bool approx, T a, T b, T c) {
+  return with_round(r, [&] {
+    volatile T x = 0;
+    switch (op) {
+      case Op::add: x = a + b; break;
+      case Op::sub: x = a - b; break;
+      case Op::mul: x = a * b; break;
+      case Op::fma:
+      case Op::mad: x = std::fma(a, b, c); break;
+      case Op::div: x = approx ? a * (T{1} / b) : a / b; break;
+      default: break;
+    }
+    return static_cast<T>(x);
+  });
+}
+
 // f32 and f64 arithmetic computed in their own precision (directed rounding through the host).
 std::uint64_t float_op(const Inst& in, FKind k, std::uint64_t sa, std::uint64_t sb,
                        std::uint64_t sc) {
-  const bool ftz = (in.flags & kFtz) != 0;
-  const Round r = in.round;
+  const bool approx = (in.flags & kApprox) != 0;
   if (k == FKind::f32) {
-    const float a = ftz ? ftz32(as_f32(sa)) : as_f32(sa);
-    const float b = ftz ? ftz32(as_f32(sb)) : as_f32(sb);
-    const float c = ftz ? ftz32(as_f32(sc)) : as_f32(sc);
-    float res = 0;
-    switch (in.op) {
-      case Op::add:
-        res = with_round(r, [&] {
-          volatile float x = a + b;
-          return x;
-        });
-        break;
-      case Op::sub:
-        res = with_round(r, [&] {
-          volatile float x = a - b;
-          return x;
-        });
-        break;
-      case Op::mul:
-        res = with_round(r, [&] {
-          volatile float x = a * b;
-          return x;
-        });
-        break;
-      case Op::fma:
-      case Op::mad:
-        res = with_round(r, [&] {
-          volatile float x = std::fma(a, b, c);
-          return x;
-        });
-        break;
-      case Op::div:
-        if (in.flags & kApprox) {
-          res = a * (1.0f / b);
-        } else {
-          res = with_round(r, [&] {
-            volatile float x = a / b;
-            return x;
-          });
-        }
-        break;
-      default: break;
-    }
-    return finish32(res, in.flags);
+    const bool ftz = (in.flags & kFtz) != 0;
+    const auto in32 = [ftz](std::uint64_t v) { return ftz ? ftz32(as_f32(v)) : as_f32(v); };
+    return finish32(arithmetic(in.op, in.round, approx, in32(sa), in32(sb), in32(sc)), in.flags);
   }
   const double a = as_f64(sa), b = as_f64(sb), c = as_f64(sc);
-  double res = 0;
-  switch (in.op) {
-    case Op::add:
-      res = with_round(r, [&] {
-        volatile double x = a + b;
-        return x;
-      });
-      break;
-    case Op::sub:
-      res = with_round(r, [&] {
-        volatile double x = a - b;
-        return x;
-      });
-      break;
-    case Op::mul:
-      res = with_round(r, [&] {
-        volatile double x = a * b;
-        return x;
-      });
-      break;
-    case Op::fma:
-    case Op::mad:
-      res = with_round(r, [&] {
-        volatile double x = std::fma(a, b, c);
-        return x;
-      });
-      break;
-    case Op::div:
-      res = with_round(r, [&] {
-        volatile double x = a / b;
-        return x;
-      });
-      break;
-    default: break;
-  }
-  return finish64(res, in.flags, a, b, c);
+  return finish64(arithmetic(in.op, in.round, approx, a, b, c), in.flags, a, b, c);
 }
 
 // One float lane of an instruction (f32, f64, or one half of a packed f16x2/bf16x2).

@@ -154,43 +154,7 @@ inline std::uint64_t ulp_distance(double a, double b) {
   return ka > kb ? ka - kb : kb - ka;
 }
 
-/// Captures what the process writes to a file descriptor (1: stdout) while alive.
-class FdCapture {
- public:
-  explicit FdCapture(int fd) : fd_(fd) {
-    std::fflush(nullptr);
-    FILE* const file = std::tmpfile();
-    REQUIRE(file != nullptr);
-    file_ = dup(fileno(file));
-    std::fclose(file);
-    saved_ = dup(fd_);
-    dup2(file_, fd_);
-  }
-  ~FdCapture() {
-    if (saved_ >= 0) static_cast<void>(finish());
-  }
-  FdCapture(const FdCapture&) = delete;
-  FdCapture& operator=(const FdCapture&) = delete;
-  std::string finish() {
-    if (saved_ < 0) return text_;
-    std::fflush(nullptr);
-    dup2(saved_, fd_);
-    close(saved_);
-    saved_ = -1;
-    lseek(file_, 0, SEEK_SET);
-    char buffer[4096];
-    for (ssize_t n; (n = read(file_, buffer, sizeof buffer)) > 0;)
-      text_.append(buffer, static_cast<std::size_t>(n));
-    close(file_);
-    return text_;
-  }
-
- private:
-  int fd_;
-  int saved_ = -1;
-  int file_ = -1;
-  std::string text_;
-};
+using FdCapture = swt::FdCapture;
 
 /// A deterministic generator (xorshift64*) for test inputs.
 class Rng {

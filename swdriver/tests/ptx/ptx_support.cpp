@@ -201,33 +201,4 @@ CUresult PtxTest::launch_status(const std::string& module, CUdeviceptr out, CUde
   return cu.cuCtxSynchronize();
 }
 
-StdoutCapture::StdoutCapture() {
-  std::fflush(stdout);
-  FILE* const file = std::tmpfile();
-  REQUIRE(file != nullptr);
-  file_ = dup(fileno(file));
-  std::fclose(file);
-  saved_ = dup(STDOUT_FILENO);
-  dup2(file_, STDOUT_FILENO);
-}
-
-StdoutCapture::~StdoutCapture() {
-  if (saved_ >= 0) static_cast<void>(finish());
-}
-
-std::string StdoutCapture::finish() {
-  if (saved_ < 0) return text_;
-  std::fflush(stdout);
-  dup2(saved_, STDOUT_FILENO);
-  close(saved_);
-  saved_ = -1;
-  lseek(file_, 0, SEEK_SET);
-  char buffer[4096];
-  for (ssize_t n; (n = read(file_, buffer, sizeof buffer)) > 0;) {
-    text_.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(file_);
-  return text_;
-}
-
 }  // namespace ptxt

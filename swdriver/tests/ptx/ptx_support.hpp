@@ -105,20 +105,6 @@ struct PtxTest : swt::ModuleTest {
   CUmodule loaded = nullptr;
 };
 
-/// Captures what the process writes to stdout (fd 1) while alive; flushes stdout first.
-class StdoutCapture {
- public:
-  StdoutCapture();
-  ~StdoutCapture();
-  StdoutCapture(const StdoutCapture&) = delete;
-  StdoutCapture& operator=(const StdoutCapture&) = delete;
-  /// Stops capturing and returns the text.
-  [[nodiscard]] std::string finish();
-
- private:
-  int saved_ = -1;
-  int file_ = -1;
-  std::string text_;
-};
+using StdoutCapture = swt::StdoutCapture;
 
 }  // namespace ptxt
