@@ -436,7 +436,9 @@ class Parser {
       d.unsized = false;
     }
     if (!numeric || values.size() * elem > d.size) return;
-    d.init.assign(d.size, 0);
+    // Only the bytes the initializer gives: the rest of the variable is zero anyway (a huge
+    // array with a short initializer must not allocate its size here).
+    d.init.assign(values.size() * elem, 0);
     for (std::size_t i = 0; i < values.size(); ++i) {
       for (std::size_t b = 0; b < elem && b < sizeof(unsigned long long); ++b) {
         d.init[i * elem + b] = static_cast<unsigned char>(values[i] >> (8 * b));

@@ -814,8 +814,7 @@ class Parser {
           fail("initializer of " + g.name + " is larger than the variable");
         }
       }
-      bytes.resize(g.size, 0);
-      g.init = std::move(bytes);
+      g.init = std::move(bytes);  // what it does not cover is zero (the module's memory is)
     }
   }
 
@@ -1552,6 +1551,20 @@ class Parser {
 
   // Checks the ISA forbids by structure.
   void check(const Inst& inst, int line) {
+    const bool typed = is_alu(inst.op) || inst.op == Op::mov || inst.op == Op::ld ||
+                       inst.op == Op::ldu || inst.op == Op::st || inst.op == Op::atom ||
+                       inst.op == Op::red || inst.op == Op::cvta || inst.op == Op::shfl ||
+                       inst.op == Op::redux || inst.op == Op::match || inst.op == Op::isspacep;
+    if (typed && inst.type == Type::none && inst.op != Op::isspacep) {
+      fail_at(line, "the instruction needs a type (such as .b32)");
+    }
+    const bool writes = typed && inst.op != Op::st && inst.op != Op::red;
+    if (writes && inst.nops > 0) {
+      const Operand::Kind k = inst.ops[0].kind;
+      if (k != Operand::Kind::reg && k != Operand::Kind::sink && k != Operand::Kind::vec) {
+        fail_at(line, "the destination must be a register");
+      }
+    }
     check_predicates(inst, line);
     const auto need = [&](int n) {
       if (inst.nops < n) fail_at(line, "too few operands");

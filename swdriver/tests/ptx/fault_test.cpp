@@ -207,6 +207,9 @@ $end:
         {"  frobnicate.u32 %tx, %tx;\n", "frobnicate"},
         {"  add.u32 %nosuchreg, %tx, 1;\n", "%nosuchreg"},
         {"  bra $nowhere;\n", "$nowhere"},
+        {"  not %tx, 4;\n", "not %tx, 4"},                    // no type (found by fuzzing)
+        {"  add.u32 7, %tx, 1;\n", "add.u32 7"},              // an immediate destination
+        {"  setp.eq.u32 %tx, %tx, 1;\n", "setp.eq.u32 %tx"},  // setp into a .b32 register
     };
     for (const auto& c : cases) {
       const std::string text = ptxt::kernel(c[0]);
