@@ -111,8 +111,7 @@ using StateLock = std::unique_lock<std::mutex>;
 // A failure of a node: the stream's asynchronous error (sticky for a device fault, as on a GPU).
 void fail(Queue& q, CUresult code) {
   if (!q.error || q.error->reported) q.error = std::make_shared<AsyncError>(AsyncError{code});
-  if (is_device_fault(code) && q.ctx != nullptr &&
-      q.ctx->sticky_error == CUDA_SUCCESS) {
+  if (is_device_fault(code) && q.ctx != nullptr && q.ctx->sticky_error == CUDA_SUCCESS) {
     q.ctx->sticky_error = code;
   }
 }

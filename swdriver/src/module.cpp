@@ -1,7 +1,5 @@
 // Modules and functions: cuModuleLoad*, cuModuleUnload, cuModuleGet*, cuFunc* (module.hpp).
 #include "module.hpp"
-#include "ptx/exec.hpp"
-#include "ptx/program.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,6 +10,8 @@
 
 #include "config.hpp"
 #include "memory.hpp"
+#include "ptx/exec.hpp"
+#include "ptx/program.hpp"
 #include "sched.hpp"
 
 namespace swcu {
@@ -168,8 +168,8 @@ void link_program_globals(const Image& image, Module& m) {
   for (std::size_t i = 0; i < p.globals.size(); ++i) {
     if (m.program_globals[i] == 0) continue;
     for (const ptx::Reloc& r : p.globals[i].relocs) {
-      std::uint64_t value = r.function ? ptx::function_address(r.target)
-                                       : m.program_globals[r.target];
+      std::uint64_t value =
+          r.function ? ptx::function_address(r.target) : m.program_globals[r.target];
       value += static_cast<std::uint64_t>(r.addend);
       if (r.offset + r.size <= p.globals[i].size) {
         std::memcpy(reinterpret_cast<unsigned char*>(m.program_globals[i]) + r.offset, &value,

@@ -159,11 +159,15 @@ void wait_for(State& s, Lock& lock, const std::shared_ptr<Completion>& c);
 /// (illegal or misaligned address, assert, trap, timeout, stack error...).
 [[nodiscard]] constexpr bool is_device_fault(CUresult r) noexcept {
   switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR: case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED:
-      return true;
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED: return true;
     default: return false;
   }
 }

@@ -98,7 +98,7 @@ struct Context final : Object {
   /// Every work queue of the context: its streams, its legacy default stream and its
   /// per-thread default streams (sched.hpp). A destroyed stream's queue stays until it drains.
   std::vector<std::shared_ptr<Queue>> queues;
-  Queue* legacy = nullptr;                       ///< created on first use
+  Queue* legacy = nullptr;  ///< created on first use
   /// Device malloc's heap: each block by address (interpret.hpp).
   std::map<std::uint64_t, std::unique_ptr<unsigned char[]>> device_heap;
   std::size_t device_heap_used = 0;

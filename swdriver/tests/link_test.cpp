@@ -318,7 +318,8 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "a fatbin input gives its PTX and an ELF-only one is refused") {
+  TEST_CASE_FIXTURE(swt::ModuleTest,
+                    "a fatbin input gives its PTX and an ELF-only one is refused") {
     Link link;
     const std::string fatbin = swt::read_bytes(swt::kernel_file("sw_kernels.fatbin"));
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_FATBINARY, fatbin, "sw_kernels.fatbin"));

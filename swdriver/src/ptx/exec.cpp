@@ -909,7 +909,6 @@ class Machine {
             file + ":" + std::to_string(line) + ": " + func + buf + expr + "` failed.\n";
         std::fputs(msg.c_str(), stderr);
         std::fflush(stderr);
-        assert_pending_ = true;
         fault(Fault::assertion, "device-side assertion `" + expr + "` failed at " + file + ":" +
                                     std::to_string(line));
       }
@@ -1063,7 +1062,7 @@ class Machine {
         lanes[std::countr_zero(m)].state = TState::sync_wait;
       return Step::rescan;
     }
-    const std::uint32_t part = active & (members | 0);  // lanes taking part
+    const std::uint32_t part = active & members;  // lanes taking part
     std::uint64_t vals[32] = {};
     for (std::uint32_t m = part; m != 0; m &= m - 1) {
       const std::uint32_t i = static_cast<std::uint32_t>(std::countr_zero(m));
@@ -1222,7 +1221,6 @@ class Machine {
   std::uint64_t instructions_ = 0;
   Thread* cur_ = nullptr;
   MemoryRange cache_;
-  bool assert_pending_ = false;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -4,12 +4,12 @@
 // and addresses may name what is defined later), the second decodes bodies. Errors are thrown as
 // ParseError with the PTX line and turned into one message by parse_program().
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -146,69 +146,43 @@ std::optional<std::uint64_t> parse_int(std::string_view t) {
   return v;
 }
 
-// A numeric literal as it should appear in an operand of `type`.
+// The bits of `d` as a value of floating-point `type` (f32 rounds to nearest; else f64).
+std::uint64_t float_bits(double d, Type type) {
+  if (type == Type::f32) return std::bit_cast<std::uint32_t>(static_cast<float>(d));
+  return std::bit_cast<std::uint64_t>(d);
+}
+
+// A numeric literal as it should appear in an operand of `type`: 0fXXXXXXXX (f32 bits) and
+// 0dXXXXXXXXXXXXXXXX (f64 bits) converted to the operand's precision, decimal floats, and
+// integers (their value, for f32/f64 operands).
 std::optional<std::uint64_t> parse_literal(std::string_view t, bool negative, Type type) {
-  if (t.size() == 10 && t[0] == '0' && (t[1] == 'f' || t[1] == 'F')) {
-    auto v = parse_int("0x" + std::string(t.substr(2)));
+  const bool is_f32_bits = t.size() == 10 && t[0] == '0' && (t[1] == 'f' || t[1] == 'F');
+  const bool is_f64_bits = t.size() == 18 && t[0] == '0' && (t[1] == 'd' || t[1] == 'D');
+  if (is_f32_bits || is_f64_bits) {
+    const auto v = parse_int("0x" + std::string(t.substr(2)));
     if (!v) return std::nullopt;
-    std::uint32_t bits = static_cast<std::uint32_t>(*v);
-    if (negative) bits ^= 0x80000000u;
-    if (type == Type::f64) {
-      float f;
-      std::memcpy(&f, &bits, 4);
-      const double d = f;
-      std::uint64_t b;
-      std::memcpy(&b, &d, 8);
-      return b;
+    double d = is_f32_bits
+                   ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(*v)))
+                   : std::bit_cast<double>(*v);
+    if (negative) d = -d;
+    const bool same_width = is_f32_bits ? type != Type::f64 : type != Type::f32;
+    if (same_width) {  // the bits as written (NaN payloads kept), sign flipped for '-'
+      const std::uint64_t sign = is_f32_bits ? 0x80000000ull : 0x8000000000000000ull;
+      return negative ? (*v ^ sign) : *v;
     }
-    return bits;
-  }
-  if (t.size() == 18 && t[0] == '0' && (t[1] == 'd' || t[1] == 'D')) {
-    auto v = parse_int("0x" + std::string(t.substr(2)));
-    if (!v) return std::nullopt;
-    std::uint64_t bits = *v;
-    if (negative) bits ^= 0x8000000000000000ull;
-    if (type == Type::f32) {
-      double d;
-      std::memcpy(&d, &bits, 8);
-      const float f = static_cast<float>(d);
-      std::uint32_t b;
-      std::memcpy(&b, &f, 4);
-      return b;
-    }
-    return bits;
+    return float_bits(d, type);
   }
   const bool looks_float = t.find_first_of(".eE") != std::string_view::npos &&
                            !(t.size() > 1 && (t[1] == 'x' || t[1] == 'X'));
-  if (looks_float || (is_float(type) && type != Type::f16x2 && type != Type::bf16x2 &&
-                      t.find_first_not_of("0123456789") == std::string_view::npos && false)) {
-    double d = std::strtod(std::string(t).c_str(), nullptr);
-    if (negative) d = -d;
-    if (type == Type::f32) {
-      const float f = static_cast<float>(d);
-      std::uint32_t b;
-      std::memcpy(&b, &f, 4);
-      return b;
-    }
-    std::uint64_t b;
-    std::memcpy(&b, &d, 8);
-    return b;
+  if (looks_float) {
+    const double d = std::strtod(std::string(t).c_str(), nullptr);
+    return float_bits(negative ? -d : d, type);
   }
-  auto v = parse_int(t);
+  const auto v = parse_int(t);
   if (!v) return std::nullopt;
-  if (is_float(type) && (type == Type::f32 || type == Type::f64)) {
-    // An integer literal for a floating-point operand is its value.
-    double d = static_cast<double>(*v);
-    if (negative) d = -d;
-    if (type == Type::f32) {
-      const float f = static_cast<float>(d);
-      std::uint32_t b;
-      std::memcpy(&b, &f, 4);
-      return b;
-    }
-    std::uint64_t b;
-    std::memcpy(&b, &d, 8);
-    return b;
+  if (type == Type::f32 || type == Type::f64) {
+    const double d = static_cast<double>(*v);
+    return float_bits(negative ? -d : d, type);
   }
   return negative ? ~*v + 1 : *v;
 }
@@ -703,7 +677,6 @@ class Parser {
     if (at(".local")) {  // module-scope .local: per-thread, rare; treat as a frame-less global
       fail("module-scope .local variables are not supported");
     }
-    const std::size_t start = i_;
     VarDecl v = variable_decl();
     const unsigned es = std::max(1u, type_size(v.type)) * v.vec;
     if (v.space == Space::shared) {
@@ -716,7 +689,6 @@ class Parser {
         shared_end_ = (shared_end_ + v.align - 1) / v.align * v.align;
         o.sym = shared_end_;
         shared_end_ += es * v.count;
-        max_shared_align_ = std::max(max_shared_align_, v.align);
       }
       module_syms_[v.name] = o;
       return;
@@ -741,7 +713,7 @@ class Parser {
     o.sym_kind = SymKind::global;
     o.sym = index;
     module_syms_[v.name] = o;
-    if (v.has_init) inits_.push_back({index, v.init_at, v.type, start});
+    if (v.has_init) inits_.push_back({index, v.init_at, v.type});
   }
 
   // ---- initializers (after pass 1: may name any global or function)
@@ -749,7 +721,6 @@ class Parser {
     std::uint32_t global;
     std::size_t at;
     Type type;
-    std::size_t decl;
   };
 
   void read_initializers() {
@@ -1034,7 +1005,6 @@ class Parser {
       }
       if (at(".callprototype")) {
         skip_to_semicolon();
-        prototypes_.insert(label);
         return;
       }
       if (labels_.contains(label)) fail_at(t.line, "label " + label + " is defined twice");
@@ -1701,7 +1671,6 @@ class Parser {
   std::vector<std::pair<std::uint32_t, std::size_t>> bodies_;
   std::vector<Init> inits_;
   std::size_t shared_end_ = 0;
-  std::size_t max_shared_align_ = 1;
 
   // per function
   FuncInfo* fn_ = nullptr;
@@ -1725,7 +1694,6 @@ class Parser {
     std::vector<std::string> names;
   };
   std::vector<TableFixup> table_fixups_;
-  std::set<std::string> prototypes_;
 };
 
 }  // namespace
