@@ -1599,6 +1599,14 @@ class Parser {
         if (inst.ops[0].kind != Operand::Kind::addr) fail_at(line, "st needs an address");
         break;
       case Op::bra: need(1); break;
+      // warp collectives: the member mask is always the last operand (found by fuzzing)
+      case Op::shfl: need(5); break;
+      case Op::vote:
+      case Op::match:
+      case Op::redux: need(3); break;
+      case Op::elect: need(2); break;
+      case Op::bar_warp_sync:
+      case Op::activemask: need(1); break;
       default: break;
     }
     if ((inst.op == Op::add || inst.op == Op::sub || inst.op == Op::mul) &&

@@ -210,6 +210,7 @@ $end:
         {"  not %tx, 4;\n", "not %tx, 4"},                    // no type (found by fuzzing)
         {"  add.u32 7, %tx, 1;\n", "add.u32 7"},              // an immediate destination
         {"  setp.eq.u32 %tx, %tx, 1;\n", "setp.eq.u32 %tx"},  // setp into a .b32 register
+        {"  vote.sync.ballot.b32;\n", "vote.sync.ballot"},    // no operands (found by fuzzing)
     };
     for (const auto& c : cases) {
       const std::string text = ptxt::kernel(c[0]);
