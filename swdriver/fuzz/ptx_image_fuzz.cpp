@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "image.hpp"
+#include "module/image.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@ struct Attribute {
 
 const std::vector<Attribute> kAttributes = {
 #define SWCU_DEVICE_ATTRIBUTE(value, name) {value, #name},
-#include "generated/device_attributes.inc"
+#include "core/generated/device_attributes.inc"
 #undef SWCU_DEVICE_ATTRIBUTE
 };
 

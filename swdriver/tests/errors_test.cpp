@@ -14,7 +14,7 @@ struct Error {
 
 const std::vector<Error> kErrors = {
 #define SWCU_ERROR(value, name, description) {value, #name, description},
-#include "generated/errors.inc"
+#include "core/generated/errors.inc"
 #undef SWCU_ERROR
 };
 

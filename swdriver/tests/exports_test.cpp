@@ -16,7 +16,7 @@ struct Export {
 
 const std::vector<Export> kExports = {
 #define SWCU_EXPORT(name, base) {#name, #base},
-#include "generated/exports.inc"
+#include "core/generated/exports.inc"
 #undef SWCU_EXPORT
 };
 

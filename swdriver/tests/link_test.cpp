@@ -1,4 +1,4 @@
-// The JIT linker (swdriver/src/link.cpp): cuLink* merge PTX inputs into one PTX module, which
+// The JIT linker (swdriver/src/module/link.cpp): cuLink* merge PTX inputs into one PTX module, which
 // cuModuleLoadData loads; LTO-IR goes through nvJitLink; SASS-only inputs are refused.
 #include <cstring>
 #include <string>

@@ -20,7 +20,7 @@ struct Row {
 #define PTSZ true
 const std::vector<Row> kRows = {
 #define SWCU_VARIANT(base, version, per_thread, exported) {#base, version, per_thread, #exported},
-#include "generated/symbols.inc"
+#include "core/generated/symbols.inc"
 #undef SWCU_VARIANT
 };
 #undef NONE

@@ -82,7 +82,7 @@ std::string error_name(CUresult code) {
 #define SWCU_ERROR(value, name, description) \
   case value:                                \
     return #name;
-#include "generated/errors.inc"
+#include "core/generated/errors.inc"
 #undef SWCU_ERROR
   }
   return "unknown CUresult " + std::to_string(static_cast<int>(code));

@@ -1,0 +1,194 @@
+// Launches through the PTX interpreter (interpret.hpp).
+#include "exec/interpret.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/config.hpp"
+#include "memory/memory.hpp"
+#include "module/module.hpp"
+#include "ptx/exec.hpp"
+#include "ptx/program.hpp"
+
+namespace swcu {
+namespace {
+
+// Everything a queued launch needs, independent of the module's later fate.
+struct Prepared {
+  std::shared_ptr<const Image> image;
+  std::uint32_t entry = 0;
+  std::vector<std::uint64_t> globals;
+  Context* ctx = nullptr;
+  LaunchSpec spec;
+};
+
+// The size of the device heap block at `address` (kept in the block's first bytes).
+std::size_t heap_block_size(const Context& ctx, std::uint64_t address) noexcept {
+  const auto it = ctx.device_heap.find(address);
+  if (it == ctx.device_heap.end()) return 0;
+  std::size_t size = 0;
+  std::memcpy(&size, it->second.get(), sizeof size);
+  return size;
+}
+
+CUresult code_of(ptx::Fault f) noexcept {
+  switch (f) {
+    case ptx::Fault::none: return CUDA_SUCCESS;
+    case ptx::Fault::illegal_address: return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case ptx::Fault::misaligned: return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case ptx::Fault::trap: return CUDA_ERROR_LAUNCH_FAILED;
+    case ptx::Fault::assertion: return CUDA_ERROR_ASSERT;
+    case ptx::Fault::deadlock: return CUDA_ERROR_LAUNCH_FAILED;
+    case ptx::Fault::timeout: return CUDA_ERROR_LAUNCH_TIMEOUT;
+    case ptx::Fault::stack_overflow: return CUDA_ERROR_HARDWARE_STACK_ERROR;
+    case ptx::Fault::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
+  }
+  return CUDA_ERROR_LAUNCH_FAILED;
+}
+
+// The live memory a kernel may touch: every allocation that is not waiting for its
+// stream-ordered allocation, and the context's device heap.
+std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
+  std::vector<ptx::MemoryRange> out;
+  out.reserve(s.address_map.size() + ctx.device_heap.size());
+  for (const auto& [base, a] : s.address_map) {
+    if (a->stage == Allocation::Stage::pending || a->size == 0) continue;
+    out.push_back({base, base + a->size});
+  }
+  for (const auto& [base, block] : ctx.device_heap) {
+    (void)block;
+    out.push_back({base, base + heap_block_size(ctx, base)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ptx::MemoryRange& a, const ptx::MemoryRange& b) { return a.base < b.base; });
+  return out;
+}
+
+CUresult run(State& s, const Prepared& p) {
+  Context& ctx = *p.ctx;
+  const ptx::Program& program = *p.image->program;
+  const ptx::Function& entry = program.functions[p.entry];
+  ptx::Launch l;
+  l.program = &program;
+  l.entry = p.entry;
+  for (int i = 0; i < 3; ++i) {
+    l.grid[i] = p.spec.grid[static_cast<std::size_t>(i)];
+    l.block[i] = p.spec.block[static_cast<std::size_t>(i)];
+    l.cluster[i] = p.spec.cluster[static_cast<std::size_t>(i)];
+  }
+  l.dynamic_shared = p.spec.shared_bytes;
+  l.params = p.spec.params;
+  std::size_t needed = 0;
+  for (std::size_t i = 0; i < entry.params.size(); ++i) {
+    needed = std::max<std::size_t>(needed, entry.param_offsets[i] + entry.params[i].size);
+  }
+  if (l.params.size() < needed) l.params.resize(needed, 0);
+  l.globals = p.globals;
+  l.memory = memory_map(s, ctx);
+  static std::uint64_t grid_ids = 0;
+  l.grid_id = ++grid_ids;
+  l.sm_count = kSmCount;
+  l.timeout_seconds = config().kernel_timeout;
+  const std::size_t fifo = ctx.limits[CU_LIMIT_PRINTF_FIFO_SIZE];
+  l.print = [&s, fifo](const std::string& text) {
+    s.printf_output += text;
+    if (s.printf_output.size() > fifo) {  // a circular buffer: the oldest output is lost
+      s.printf_output.erase(0, s.printf_output.size() - fifo);
+    }
+  };
+  l.malloc = [&ctx](std::uint64_t bytes) -> std::uint64_t {
+    const std::size_t limit = ctx.limits[CU_LIMIT_MALLOC_HEAP_SIZE];
+    const std::size_t rounded = (bytes + 15) / 16 * 16;
+    if (bytes == 0 || rounded > limit || ctx.device_heap_used + rounded > limit) return 0;
+    std::unique_ptr<unsigned char[]> block(new (std::nothrow) unsigned char[rounded + 16]);
+    if (!block) return 0;
+    // 16-byte aligned, sized in the block's first 8 bytes
+    auto* raw = block.get();
+    std::memcpy(raw, &rounded, sizeof rounded);
+    const auto address = reinterpret_cast<std::uint64_t>(raw + 16);
+    ctx.device_heap.emplace(address, std::move(block));
+    ctx.device_heap_used += rounded;
+    return address;
+  };
+  l.free = [&ctx](std::uint64_t address) {
+    const auto it = ctx.device_heap.find(address);
+    if (it == ctx.device_heap.end()) return false;
+    ctx.device_heap_used -= heap_block_size(ctx, address);
+    ctx.device_heap.erase(it);
+    return true;
+  };
+  const ptx::Outcome o = ptx::execute(l);
+  if (o.fault == ptx::Fault::none) return CUDA_SUCCESS;
+  // The context is about to break: what the kernel printed before its fault still appears, as
+  // a GPU flushes its printf buffer when the error is reported.
+  flush_printf(s);
+  std::fprintf(stderr, "swcuda: %s\n", o.message.c_str());
+  std::fflush(stderr);
+  return code_of(o.fault);
+}
+
+Prepared prepare(const Function& f, LaunchSpec spec) {
+  Prepared p;
+  p.image = f.module->image;
+  const ptx::Function* e = p.image->program->entry(f.desc->name);
+  p.entry = static_cast<std::uint32_t>(e - p.image->program->functions.data());
+  p.globals = f.module->program_globals;
+  p.ctx = f.module->ctx;
+  p.spec = std::move(spec);
+  return p;
+}
+
+}  // namespace
+
+CUresult check_interpretable(const Function& f, std::string& why) {
+  const Image& image = *f.module->image;
+  const std::string& name = f.desc->name;
+  const ptx::Program* program = image.program.get();
+  const ptx::Function* e = program != nullptr ? program->entry(name) : nullptr;
+  if (e == nullptr) {
+    why = "kernel " + name +
+          " has no PTX: its image holds only SASS (machine code), which the software driver "
+          "does not execute. Ship PTX: load nvcc -ptx output, keep PTX in the fatbin "
+          "(-gencode arch=compute_90,code=[sm_90,compute_90]), compile with NVRTC for "
+          "compute_90, or register a host function for the kernel";
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (e->unsupported != UINT32_MAX) {
+    const ptx::Inst& in = program->code[e->unsupported];
+    why = "kernel " + name + " uses " + program->names[in.name] + " (PTX line " +
+          std::to_string(in.line) + "), which the software driver does not run yet";
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (e->unresolved != UINT32_MAX) {
+    why = "kernel " + name + " calls " + program->functions[e->unresolved].name +
+          ", which its module does not define (link the modules with cuLinkCreate)";
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return CUDA_SUCCESS;
+}
+
+Op interpret_op(const Function& f, LaunchSpec spec) {
+  auto p = std::make_shared<const Prepared>(prepare(f, std::move(spec)));
+  Op op;
+  op.kind = OpKind::work;
+  op.work = [p](State& s) { return run(s, *p); };
+  return op;
+}
+
+CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSpec& spec) {
+  Function* f = nullptr;
+  if (const CUresult r = resolve_function(s, handle, &ctx, f)) return r;
+  std::string why;
+  if (const CUresult r = check_interpretable(*f, why)) {
+    std::fprintf(stderr, "swcuda: %s\n", why.c_str());
+    return r;
+  }
+  Prepared p = prepare(*f, spec);
+  p.ctx = &ctx;
+  return run(s, p);
+}
+
+}  // namespace swcu

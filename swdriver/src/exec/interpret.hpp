@@ -1,0 +1,33 @@
+// Kernel launches that run PTX: the bridge between the driver (modules, memory, streams) and
+// the interpreter (ptx/exec.hpp), which knows nothing of the driver.
+//
+// A launch picks what runs when it is enqueued: a host function registered for the kernel by
+// name (control API, SWCUDA_KERNELS) first; else the kernel's PTX; else it fails with
+// CUDA_ERROR_NOT_SUPPORTED and a message naming the kernel. The interpreter runs as device work
+// of the stream, under the state lock, with a snapshot of the live allocations as its memory
+// map; a fault fails the stream's work with its CUresult, which breaks the context (sticky).
+#pragma once
+
+#include <string>
+
+#include "core/api.hpp"
+#include "exec/launch.hpp"
+
+namespace swcu {
+
+struct Function;  // module.hpp
+
+/// Whether `f`'s kernel can be interpreted: CUDA_SUCCESS, or CUDA_ERROR_NOT_SUPPORTED with
+/// `why` naming the kernel and the reason (no PTX, an instruction not run yet, an unresolved
+/// function).
+[[nodiscard]] CUresult check_interpretable(const Function& f, std::string& why);
+
+/// The stream operation that runs `spec` (packed by `f`'s layout) through the interpreter.
+[[nodiscard]] Op interpret_op(const Function& f, LaunchSpec spec);
+
+/// Runs `spec` of the kernel `handle` names (a CUfunction or CUkernel) in `ctx` now, under the
+/// state lock (graph kernel nodes): the launch's CUresult. A kernel that cannot run prints why.
+[[nodiscard]] CUresult interpret_now(State& s, Context& ctx, CUfunction handle,
+                                     const LaunchSpec& spec);
+
+}  // namespace swcu

@@ -1,0 +1,930 @@
+// Allocations and registrations, their attributes, and managed-memory advice and prefetch.
+#include "memory/memory.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <span>
+
+#include "core/config.hpp"
+#include "memory/ipc.hpp"
+
+namespace swcu {
+namespace {
+
+constexpr unsigned int kHostAllocFlags =
+    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+constexpr unsigned int kRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                                        CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+constexpr int kMaxPitch = std::numeric_limits<int>::max();  // CU_DEVICE_ATTRIBUTE_MAX_PITCH
+
+std::size_t page_size() noexcept {
+  static const auto size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// `value` rounded up to a multiple of `unit`; nullopt on overflow.
+std::optional<std::size_t> round_up(std::size_t value, std::size_t unit) noexcept {
+  if (value > std::numeric_limits<std::size_t>::max() - (unit - 1)) return std::nullopt;
+  return (value + unit - 1) / unit * unit;
+}
+
+// Zeroed memory that costs nothing until touched; nullptr when the system refuses.
+void* map_memory(std::size_t bytes, std::size_t& mapped) noexcept {
+  const auto rounded = round_up(bytes, page_size());
+  if (!rounded) return nullptr;
+  void* const p = mmap(nullptr, *rounded, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  mapped = *rounded;
+  return p;
+}
+
+swcu_handle_kind kind_of(Allocation::Memory memory) noexcept {
+  switch (memory) {
+    case Allocation::Memory::device:
+    case Allocation::Memory::managed: return SWCU_DEVICE_ALLOCATION;
+    case Allocation::Memory::host: return SWCU_HOST_ALLOCATION;
+    case Allocation::Memory::registered: return SWCU_HOST_REGISTRATION;
+  }
+  return SWCU_DEVICE_ALLOCATION;
+}
+
+// A new allocation of `bytes` (> 0) of owned memory; nullptr when it cannot be mapped.
+// `shareable`: memory other processes can map (cuMemAlloc's, for cuIpcGetMemHandle).
+std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory, std::size_t bytes,
+                                           bool shareable = false) {
+  auto a = std::make_unique<Allocation>(kind_of(memory), memory);
+  a->mapping = shareable ? map_shareable_memory(bytes, a->mapping_size, a->fd)
+                         : map_memory(bytes, a->mapping_size);
+  if (a->mapping == nullptr) return nullptr;
+  a->base = reinterpret_cast<std::uintptr_t>(a->mapping);
+  a->size = bytes;
+  a->buffer_id = s.next_buffer_id++;
+  return a;
+}
+
+// Makes `a` live: in its registry and the address map.
+Allocation* add(State& s, std::unique_ptr<Allocation> a) {
+  Allocation* const raw = a.get();
+  try {
+    s.address_map.emplace(raw->base, raw);
+    s.registry(raw->kind).add(std::move(a));
+  } catch (...) {
+    s.address_map.erase(raw->base);
+    if (a) a->release();
+    throw;
+  }
+  return raw;
+}
+
+// The bytes charged to a device for a cuMemAlloc of `bytes`; nullopt when it does not fit.
+std::optional<std::size_t> charge(State& s, int device, std::size_t bytes) noexcept {
+  const auto rounded = round_up(bytes, kAllocationGranularity);
+  Device& dev = s.devices[static_cast<std::size_t>(device)];
+  const unsigned long long capacity = config().device_memory;
+  if (!rounded || *rounded > capacity - dev.memory_used) return std::nullopt;
+  return rounded;
+}
+
+// cuMemAlloc and cuMemAllocPitch: `bytes` of device memory owned by `ctx`.
+CUresult allocate_device(State& s, Context& ctx, std::size_t bytes, CUdeviceptr* out) {
+  const auto charged = charge(s, ctx.device, bytes);
+  if (!charged) return CUDA_ERROR_OUT_OF_MEMORY;  // nothing touched
+  auto a = new_allocation(s, Allocation::Memory::device, bytes, true);
+  if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
+  a->ctx = &ctx;
+  a->device = ctx.device;
+  a->charged = *charged;
+  Allocation* const added = add(s, std::move(a));
+  s.devices[static_cast<std::size_t>(ctx.device)].memory_used += added->charged;
+  *out = static_cast<CUdeviceptr>(added->base);
+  return CUDA_SUCCESS;
+}
+
+void release_reserved(State& s, PoolData& pool, unsigned long long keep) noexcept {
+  const unsigned long long target = std::max(pool.used, keep);
+  if (pool.reserved <= target) return;
+  s.devices[static_cast<std::size_t>(pool.device)].memory_used -= pool.reserved - target;
+  pool.reserved = target;
+}
+
+// Frees an allocation (any kind): address map, capacity, pool, registry.
+void free_allocation(State& s, Allocation& a, bool reclaimed) noexcept {
+  s.address_map.erase(a.base);
+  if (a.pool) {
+    PoolData& pool = *a.pool;
+    pool.used -= a.charged;
+    if (pool.destroyed) release_reserved(s, pool, 0);
+  } else {
+    s.devices[static_cast<std::size_t>(a.device)].memory_used -= a.charged;
+  }
+  if (reclaimed) {
+    s.reclaim(a.kind, &a);
+  } else {
+    s.destroy(a.kind, &a);
+  }
+}
+
+bool overlaps_any(State& s, std::uintptr_t first, std::uintptr_t end) noexcept {
+  auto it = s.address_map.lower_bound(end);  // the first range that starts at or after `end`
+  if (it == s.address_map.begin()) return false;
+  --it;
+  return it->second->base + it->second->size > first;
+}
+
+// ---- locations (cuMemAdvise, cuMemPrefetchAsync) ----
+
+struct Location {
+  int type = CU_MEM_LOCATION_TYPE_INVALID;
+  int id = 0;
+};
+
+// A location for prefetch or a preferred location: a device, the host, or host NUMA node 0.
+CUresult parse_location(State& s, const CUmemLocation& in, Location& out) {
+  out = {raw(in.type), in.id};
+  switch (out.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      return s.device(in.id) == nullptr ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST: out.id = 0; return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:  // the only host NUMA node
+                                          // (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID)
+      return in.id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      out = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+      return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// The legacy CUdevice form of a location: a device ordinal or CU_DEVICE_CPU.
+CUmemLocation legacy_location(CUdevice device) {
+  CUmemLocation loc{};
+  if (device == CU_DEVICE_CPU) {
+    loc.type = CU_MEM_LOCATION_TYPE_HOST;
+  } else {
+    loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    loc.id = device;
+  }
+  return loc;
+}
+
+// The pages of managed allocation `a` that [address, address + count) touches, rounded out to
+// whole pages as documented.
+std::span<PageState> pages_of(Allocation& a, std::uintptr_t address, std::size_t count) {
+  const std::size_t page = page_size();
+  if (a.pages.empty()) a.pages.resize((a.size + page - 1) / page);
+  const std::size_t first = (address - a.base) / page;
+  const std::size_t last = std::min((address - a.base + count - 1) / page, a.pages.size() - 1);
+  return std::span<PageState>(a.pages).subspan(first, last - first + 1);
+}
+
+// A managed range for cuMemAdvise, cuMemPrefetchAsync and the range attributes.
+CUresult managed_range(State& s, CUdeviceptr address, std::size_t count, Allocation*& out) {
+  if (count == 0) return CUDA_ERROR_INVALID_VALUE;
+  out = find_range(s, address, count, Access::now);
+  if (out == nullptr || out->memory != Allocation::Memory::managed) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult advise(Sym sym, CUdeviceptr address, std::size_t count, int advice,
+                const CUmemLocation& location) {
+  return call(sym, [=](State& s) -> CUresult {
+    Allocation* a = nullptr;
+    if (const CUresult r = managed_range(s, address, count, a)) return r;
+    Location loc;
+    switch (advice) {
+      case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+        if (const CUresult r = parse_location(s, location, loc)) return r;
+        break;
+      case CU_MEM_ADVISE_SET_ACCESSED_BY:
+      case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+        loc = {raw(location.type), location.id};
+        if (loc.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+          if (s.device(location.id) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+        } else if (loc.type != CU_MEM_LOCATION_TYPE_HOST) {
+          return CUDA_ERROR_INVALID_VALUE;
+        }
+        break;
+      case CU_MEM_ADVISE_SET_READ_MOSTLY:
+      case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+      case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: break;  // the location is ignored
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    const unsigned bit =
+        loc.type == CU_MEM_LOCATION_TYPE_HOST ? kHostBit : static_cast<unsigned>(loc.id);
+    for (PageState& p : pages_of(*a, address, count)) {
+      switch (advice) {
+        case CU_MEM_ADVISE_SET_READ_MOSTLY: p.read_mostly = true; break;
+        case CU_MEM_ADVISE_UNSET_READ_MOSTLY: p.read_mostly = false; break;
+        case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+          p.preferred_type = static_cast<std::int8_t>(loc.type);
+          p.preferred_id = static_cast<std::int8_t>(loc.id);
+          break;
+        case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+          p.preferred_type = CU_MEM_LOCATION_TYPE_INVALID;
+          p.preferred_id = 0;
+          break;
+        case CU_MEM_ADVISE_SET_ACCESSED_BY: p.accessed_by |= 1U << bit; break;
+        case CU_MEM_ADVISE_UNSET_ACCESSED_BY: p.accessed_by &= ~(1U << bit); break;
+        default: break;
+      }
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// The last prefetch location is recorded when the prefetch is requested, as documented ("no
+// indication as to whether the prefetch operation has completed or even begun"); the migration
+// itself is a stream operation that costs what copying the range would.
+CUresult prefetch(Sym sym, NullStream null, CUdeviceptr address, std::size_t count,
+                  const CUmemLocation& location, unsigned int flags, CUstream stream) {
+  return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
+    std::shared_ptr<Queue> q;
+    if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
+    Allocation* a = nullptr;
+    if (const CUresult r = managed_range(s, address, count, a)) return r;
+    Location loc;
+    if (const CUresult r = parse_location(s, location, loc)) return r;
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    for (PageState& p : pages_of(*a, address, count)) {
+      p.prefetch_type = static_cast<std::int8_t>(loc.type);
+      p.prefetch_id = static_cast<std::int8_t>(loc.id);
+    }
+    Op op;
+    op.bytes = count;
+    op.work = [address, count](State& state) {
+      return find_range(state, address, count, Access::execute) != nullptr
+                 ? CUDA_SUCCESS
+                 : CUDA_ERROR_ILLEGAL_ADDRESS;
+    };
+    enqueue(s, lock, *q, std::move(op));
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- range attributes ----
+
+// The value every page has, or nullopt when they differ.
+template <class Get>
+auto uniform(std::span<const PageState> pages, Get get) -> std::optional<decltype(get(pages[0]))> {
+  const auto first = get(pages.front());
+  for (const PageState& p : pages) {
+    if (get(p) != first) return std::nullopt;
+  }
+  return first;
+}
+
+Location preferred(std::span<const PageState> pages) {
+  const auto loc = uniform(pages, [](const PageState& p) {
+    return std::pair<int, int>(p.preferred_type, p.preferred_id);
+  });
+  return loc ? Location{loc->first, loc->second} : Location{};
+}
+
+Location last_prefetch(std::span<const PageState> pages) {
+  const auto loc = uniform(pages, [](const PageState& p) {
+    return std::pair<int, int>(p.prefetch_type, p.prefetch_id);
+  });
+  return loc ? Location{loc->first, loc->second} : Location{};
+}
+
+// The legacy device-id form: an ordinal, CU_DEVICE_CPU or CU_DEVICE_INVALID.
+int device_id(const Location& loc) {
+  switch (loc.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: return loc.id;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return CU_DEVICE_CPU;
+    default: return CU_DEVICE_INVALID;
+  }
+}
+
+CUresult range_attribute(std::span<const PageState> pages, int attribute, void* data,
+                         std::size_t size) {
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (attribute == CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY) {
+    if (size == 0 || size % 4 != 0) return CUDA_ERROR_INVALID_VALUE;
+    std::uint32_t mask = ~0U;
+    for (const PageState& p : pages) mask &= p.accessed_by;
+    std::vector<int> ids;
+    for (unsigned d = 0; d < kHostBit; ++d) {
+      if ((mask & (1U << d)) != 0) ids.push_back(static_cast<int>(d));
+    }
+    if ((mask & (1U << kHostBit)) != 0) ids.push_back(CU_DEVICE_CPU);
+    ids.resize(std::max(ids.size(), size / 4), CU_DEVICE_INVALID);
+    std::memcpy(data, ids.data(), size);
+    return CUDA_SUCCESS;
+  }
+  if (size != 4) return CUDA_ERROR_INVALID_VALUE;
+  int value = 0;
+  switch (attribute) {
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY:
+      value =
+          std::all_of(pages.begin(), pages.end(), [](const PageState& p) { return p.read_mostly; })
+              ? 1
+              : 0;
+      break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: value = device_id(preferred(pages)); break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: value = preferred(pages).type; break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: value = preferred(pages).id; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION:
+      value = device_id(last_prefetch(pages));
+      break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE:
+      value = last_prefetch(pages).type;
+      break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: value = last_prefetch(pages).id; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::memcpy(data, &value, sizeof value);
+  return CUDA_SUCCESS;
+}
+
+// ---- pointer attributes ----
+
+template <class T>
+void put(void* data, const T& value) {
+  std::memcpy(data, &value, sizeof value);
+}
+
+// Writes one attribute of `a` (nullptr: memory the driver does not know). `strict`: the
+// cuPointerGetAttribute rules (errors for what does not apply); else cuPointerGetAttributes'
+// (defaults instead of errors).
+CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::uintptr_t ptr,
+                           bool strict) {
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const bool known = a != nullptr;
+  if (!known && strict) return CUDA_ERROR_INVALID_VALUE;
+  using M = Allocation::Memory;
+  const bool host_memory = known && (a->memory == M::host || a->memory == M::registered);
+  const bool mapped =
+      known && (a->memory != M::host || (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) &&
+      (a->memory != M::registered || (a->flags & CU_MEMHOSTREGISTER_DEVICEMAP) != 0);
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      // Stream-ordered allocations belong to no context (cuCtxDestroy does not free them).
+      put(data, known && a->ctx != nullptr ? a->ctx->handle() : CUcontext{});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: {
+      unsigned type = 0;
+      if (known) {
+        type = host_memory ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        // Managed memory reports where it lives: the host after a prefetch there.
+        if (a->memory == M::managed && !a->pages.empty()) {
+          const auto& p = a->pages[(ptr - a->base) / page_size()];
+          if (p.prefetch_type == CU_MEM_LOCATION_TYPE_HOST ||
+              p.prefetch_type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
+            type = CU_MEMORYTYPE_HOST;
+          }
+        }
+      }
+      put(data, type);
+      return CUDA_SUCCESS;
+    }
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+      if (strict && !mapped) return CUDA_ERROR_INVALID_VALUE;
+      put(data, static_cast<CUdeviceptr>(mapped ? ptr : 0));
+      return CUDA_SUCCESS;
+    }
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
+      const bool host_visible = known && a->memory != M::device;
+      if (strict && !host_visible) return CUDA_ERROR_INVALID_VALUE;
+      put(data, host_visible ? reinterpret_cast<void*>(ptr) : nullptr);
+      return CUDA_SUCCESS;
+    }
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+      put(data, static_cast<unsigned>(known && a->sync_memops ? 1 : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+      put(data, known ? a->buffer_id : 0ULL);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      put(data, known && a->memory == M::managed ? 1 : 0);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      put(data, known ? a->device : static_cast<int>(CU_DEVICE_INVALID));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      put(data, static_cast<CUdeviceptr>(known ? a->base : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      put(data, known ? a->size : std::size_t{0});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED: put(data, known ? 1 : 0); return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+      put(data, known && a->memory == M::device && !a->pool ? 1 : 0);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      put(data, static_cast<unsigned long long>(known && a->pool ? a->pool->handle_types : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      put(data, known && a->pool
+                    ? reinterpret_cast<CUmemoryPool>(const_cast<void*>(a->pool->handle))
+                    : CUmemoryPool{});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(data, 0); return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+}  // namespace
+
+PoolData::~PoolData() {
+  if (fd >= 0) close(fd);
+}
+
+void Allocation::release() noexcept {
+  if (mapping != nullptr) munmap(mapping, mapping_size);
+  if (mapping != nullptr && pool && pool->fd >= 0 && !pool->imported) {
+    discard_pool_memory(*pool, pool_offset, mapping_size);
+  }
+  mapping = nullptr;
+  if (fd >= 0) close(fd);
+  fd = -1;
+  pages.clear();
+  pages.shrink_to_fit();
+  pool.reset();
+}
+
+Allocation* find_allocation(State& s, std::uintptr_t address) noexcept {
+  auto it = s.address_map.upper_bound(address);
+  if (it == s.address_map.begin()) return nullptr;
+  --it;
+  Allocation* const a = it->second;
+  return address - a->base < a->size ? a : nullptr;
+}
+
+Allocation* find_range(State& s, std::uintptr_t address, std::size_t bytes,
+                       Access access) noexcept {
+  Allocation* const a = find_allocation(s, address);
+  if (a == nullptr || std::max<std::size_t>(bytes, 1) > a->base + a->size - address) {
+    return nullptr;
+  }
+  switch (access) {
+    case Access::now: return a->stage == Allocation::Stage::live ? a : nullptr;
+    case Access::enqueue: return a->stage != Allocation::Stage::freeing ? a : nullptr;
+    case Access::execute: return a->stage != Allocation::Stage::pending ? a : nullptr;
+  }
+  return nullptr;
+}
+
+void reclaim_memory(State& s, Context& ctx) noexcept {
+  std::vector<Allocation*> owned;
+  for (const auto& [base, a] : s.address_map) {
+    if (a->ctx == &ctx) owned.push_back(a);
+  }
+  for (Allocation* a : owned) free_allocation(s, *a, true);
+}
+
+std::shared_ptr<PoolData> find_pool(State& s, const void* handle) noexcept {
+  if (handle == nullptr) return nullptr;
+  if (const auto* pool = s.find<MemoryPool>(SWCU_MEMORY_POOL, handle)) return pool->data;
+  for (const auto& object : s.default_pools) {
+    if (object.get() == handle) return static_cast<const MemoryPool&>(*object).data;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<PoolData> default_pool(State& s, int device) {
+  Device& dev = s.devices[static_cast<std::size_t>(device)];
+  if (dev.default_pool == nullptr) {
+    auto data = std::make_shared<PoolData>();
+    data->device = device;
+    data->is_default = true;
+    data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    data->access[static_cast<std::size_t>(device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    auto pool = std::make_unique<MemoryPool>(data);
+    data->handle = pool.get();
+    s.default_pools.reserve(s.default_pools.size() + 1);
+    dev.default_pool = pool.get();
+    s.default_pools.push_back(std::move(pool));
+  }
+  return dev.default_pool->data;
+}
+
+std::shared_ptr<PoolData> current_pool(State& s, int device) {
+  const Device& dev = s.devices[static_cast<std::size_t>(device)];
+  return dev.current_pool != nullptr ? dev.current_pool->data : default_pool(s, device);
+}
+
+void release_pool_memory(State& s) noexcept {
+  for (const auto& object : s.default_pools) {
+    PoolData& pool = *static_cast<const MemoryPool&>(*object).data;
+    release_reserved(s, pool, pool.release_threshold);
+  }
+  for (const void* h :
+       s.registry(SWCU_MEMORY_POOL).handles_if([](const Object&) { return true; })) {
+    PoolData& pool = *s.find<MemoryPool>(SWCU_MEMORY_POOL, h)->data;
+    release_reserved(s, pool, pool.release_threshold);
+  }
+}
+
+CUresult allocate_from_pool(State& s, Lock& lock, const std::shared_ptr<PoolData>& pool, Queue& q,
+                            std::size_t bytes, CUdeviceptr* out) {
+  const auto rounded = round_up(bytes, kAllocationGranularity);
+  if (!rounded) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (pool->max_size != 0 && *rounded > pool->max_size - std::min(pool->max_size, pool->used)) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  // The pool reuses what it holds; it reserves more from the device only when it must.
+  Device& dev = s.devices[static_cast<std::size_t>(pool->device)];
+  const unsigned long long needed = pool->used + *rounded;
+  const unsigned long long growth = needed > pool->reserved ? needed - pool->reserved : 0;
+  if (growth > config().device_memory - dev.memory_used) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::unique_ptr<Allocation> a;
+  if (pool->fd >= 0) {  // a shareable pool: in its memfd, where an importer can map it
+    a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, Allocation::Memory::device);
+    a->mapping = map_pool_memory(*pool, bytes, a->mapping_size, a->pool_offset);
+    if (a->mapping == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->base = reinterpret_cast<std::uintptr_t>(a->mapping);
+    a->size = bytes;
+    a->buffer_id = s.next_buffer_id++;
+  } else {
+    a = new_allocation(s, Allocation::Memory::device, bytes);
+  }
+  if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
+  a->stage = Allocation::Stage::pending;
+  a->device = pool->device;
+  a->pool = pool;
+  a->charged = *rounded;
+  const Allocation* const added = add(s, std::move(a));
+  dev.memory_used += growth;
+  pool->reserved += growth;
+  pool->used = needed;
+  pool->reserved_high = std::max(pool->reserved_high, pool->reserved);
+  pool->used_high = std::max(pool->used_high, pool->used);
+  const std::uintptr_t base = added->base;
+  const unsigned long long id = added->buffer_id;
+  *out = static_cast<CUdeviceptr>(base);
+  Op op;
+  op.work = [base, id](State& state) {
+    Allocation* const alloc = find_allocation(state, base);
+    if (alloc != nullptr && alloc->buffer_id == id && alloc->stage == Allocation::Stage::pending) {
+      alloc->stage = Allocation::Stage::live;
+    }
+    return CUDA_SUCCESS;
+  };
+  enqueue(s, lock, q, std::move(op));
+  return CUDA_SUCCESS;
+}
+
+Allocation* add_allocation(State& s, std::unique_ptr<Allocation> a) { return add(s, std::move(a)); }
+
+void free_now(State& s, Allocation& a) noexcept { free_allocation(s, a, false); }
+
+void trim_pool(State& s, PoolData& pool, unsigned long long keep) noexcept {
+  release_reserved(s, pool, keep);
+}
+
+}  // namespace swcu
+
+extern "C" {
+
+using swcu::Allocation;
+using swcu::call;
+using swcu::Context;
+using swcu::State;
+using swcu::Sym;
+
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  return call(Sym::cuMemGetInfo_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned long long capacity = swcu::config().device_memory;
+    *total = capacity;
+    *free = capacity - s.devices[static_cast<std::size_t>(ctx->device)].memory_used;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  return call(Sym::cuMemAlloc_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    return swcu::allocate_device(s, *ctx, bytesize, dptr);
+  });
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes) {
+  return call(Sym::cuMemAllocPitch_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (dptr == nullptr || pPitch == nullptr || WidthInBytes == 0 || Height == 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const auto pitch = swcu::round_up(WidthInBytes, swcu::kPitchAlignment);
+    if (!pitch || *pitch > static_cast<std::size_t>(swcu::kMaxPitch)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (Height > std::numeric_limits<std::size_t>::max() / *pitch) {
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (const CUresult r = swcu::allocate_device(s, *ctx, *pitch * Height, dptr)) return r;
+    *pPitch = *pitch;
+    return CUDA_SUCCESS;
+  });
+}
+
+// Device and managed memory, at its base address. Stream-ordered allocations are freed at once
+// (no implicit synchronization, as documented); others after the owning context's work is done.
+// Like the real driver, this finds the allocation by its address and needs no current context.
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  return call(Sym::cuMemFree_v2, [=](State& s, swcu::Lock& lock) -> CUresult {
+    Allocation* a = swcu::find_allocation(s, dptr);
+    if (a == nullptr || a->base != dptr || a->kind != SWCU_DEVICE_ALLOCATION ||
+        a->stage == Allocation::Stage::freeing) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (a->ctx != nullptr && a->ctx->sticky_error != CUDA_SUCCESS) return a->ctx->sticky_error;
+    if (a->ctx != nullptr) {
+      swcu::drain_context(s, lock, *a->ctx);
+      a = swcu::find_allocation(s, dptr);  // host functions ran without the lock
+      if (a == nullptr || a->base != dptr) return CUDA_ERROR_INVALID_VALUE;
+    }
+    swcu::free_now(s, *a);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+  return call(Sym::cuMemGetAddressRange_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    const Allocation* const a = swcu::find_allocation(s, dptr);
+    if (a == nullptr) return CUDA_ERROR_NOT_FOUND;
+    if (pbase != nullptr) *pbase = static_cast<CUdeviceptr>(a->base);
+    if (psize != nullptr) *psize = a->size;
+    return CUDA_SUCCESS;
+  });
+}
+
+// Page-locked host memory: its device address is its host address (unified addressing), and
+// every pinned allocation is accessible from every context.
+CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  return call(Sym::cuMemHostAlloc, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (pp == nullptr || bytesize == 0 || (Flags & ~swcu::kHostAllocFlags) != 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto a = swcu::new_allocation(s, Allocation::Memory::host, bytesize);
+    if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->ctx = ctx;
+    a->device = ctx->device;
+    a->flags = Flags;
+    *pp = reinterpret_cast<void*>(swcu::add(s, std::move(a))->base);
+    return CUDA_SUCCESS;
+  });
+}
+
+// As cuMemHostAlloc; with unified addressing such memory is portable and mapped.
+CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  return call(Sym::cuMemAllocHost_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (pp == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    auto a = swcu::new_allocation(s, Allocation::Memory::host, bytesize);
+    if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->ctx = ctx;
+    a->device = ctx->device;
+    a->flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP;
+    *pp = reinterpret_cast<void*>(swcu::add(s, std::move(a))->base);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemFreeHost(void* p) {
+  return call(Sym::cuMemFreeHost, [=](State& s, swcu::Lock& lock) -> CUresult {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    Allocation* a = swcu::find_allocation(s, address);
+    if (a == nullptr || a->base != address || a->memory != Allocation::Memory::host) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (a->ctx->sticky_error != CUDA_SUCCESS) return a->ctx->sticky_error;
+    swcu::drain_context(s, lock, *a->ctx);  // work in flight may still use it
+    a = swcu::find_allocation(s, address);
+    if (a == nullptr || a->base != address) return CUDA_ERROR_INVALID_VALUE;
+    swcu::free_now(s, *a);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
+  return call(Sym::cuMemHostGetDevicePointer_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (pdptr == nullptr || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    const Allocation* const a = swcu::find_allocation(s, address);
+    // Only mapped memory has a device pointer (CU_MEMHOSTALLOC_DEVICEMAP,
+    // CU_MEMHOSTREGISTER_DEVICEMAP: the same bit).
+    if (a == nullptr ||
+        (a->memory != Allocation::Memory::host && a->memory != Allocation::Memory::registered) ||
+        (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) == 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    *pdptr = static_cast<CUdeviceptr>(address);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
+  return call(Sym::cuMemHostGetFlags, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    const Allocation* const a = swcu::find_allocation(s, reinterpret_cast<std::uintptr_t>(p));
+    if (pFlags == nullptr || a == nullptr || a->memory != Allocation::Memory::host) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    *pFlags = a->flags;
+    return CUDA_SUCCESS;
+  });
+}
+
+// Registrations are tracked by page, as the driver pins whole pages: two registrations that
+// share a page overlap.
+CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
+  return call(Sym::cuMemHostRegister_v2, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (p == nullptr || bytesize == 0 || (Flags & ~swcu::kRegisterFlags) != 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if ((Flags & CU_MEMHOSTREGISTER_IOMEMORY) != 0) return CUDA_ERROR_NOT_SUPPORTED;
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    if (bytesize > std::numeric_limits<std::uintptr_t>::max() - address) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const std::size_t page = swcu::page_size();
+    const std::uintptr_t first = address / page * page;
+    const auto end = swcu::round_up(address + bytesize, page);
+    if (!end) return CUDA_ERROR_INVALID_VALUE;
+    if (const Allocation* other = swcu::find_allocation(s, address);
+        other != nullptr && other->memory != Allocation::Memory::host &&
+        other->memory != Allocation::Memory::registered) {
+      return CUDA_ERROR_INVALID_VALUE;  // device memory is not host memory to pin
+    }
+    if (swcu::overlaps_any(s, first, *end)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    auto a = std::make_unique<Allocation>(SWCU_HOST_REGISTRATION, Allocation::Memory::registered);
+    a->base = address;
+    a->size = bytesize;
+    a->ctx = ctx;
+    a->device = ctx->device;
+    a->flags = Flags;
+    a->buffer_id = s.next_buffer_id++;
+    swcu::add(s, std::move(a));
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemHostUnregister(void* p) {
+  return call(Sym::cuMemHostUnregister, [=](State& s, swcu::Lock& lock) -> CUresult {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    Allocation* a = swcu::find_allocation(s, address);
+    if (a == nullptr || a->base != address || a->memory != Allocation::Memory::registered) {
+      return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    }
+    if (a->ctx->sticky_error != CUDA_SUCCESS) return a->ctx->sticky_error;
+    swcu::drain_context(s, lock, *a->ctx);
+    a = swcu::find_allocation(s, address);
+    if (a == nullptr || a->base != address) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    swcu::free_now(s, *a);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+  return call(Sym::cuMemAllocManaged, [=](State& s) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    if (dptr == nullptr || bytesize == 0 ||
+        (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto a = swcu::new_allocation(s, Allocation::Memory::managed, bytesize);
+    if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->ctx = ctx;
+    a->device = ctx->device;
+    a->flags = flags;
+    *dptr = static_cast<CUdeviceptr>(swcu::add(s, std::move(a))->base);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                        CUmemLocation location) {
+  return swcu::advise(Sym::cuMemAdvise_v2, devPtr, count, swcu::raw(advice), location);
+}
+
+CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) {
+  return swcu::advise(Sym::cuMemAdvise, devPtr, count, swcu::raw(advice),
+                      swcu::legacy_location(device));
+}
+
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                               unsigned int flags, CUstream hStream) {
+  return swcu::prefetch(Sym::cuMemPrefetchAsync_v2, swcu::NullStream::legacy, devPtr, count,
+                        location, flags, hStream);
+}
+
+CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
+                                    unsigned int flags, CUstream hStream) {
+  return swcu::prefetch(Sym::cuMemPrefetchAsync_v2_ptsz, swcu::NullStream::per_thread, devPtr,
+                        count, location, flags, hStream);
+}
+
+CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                            CUstream hStream) {
+  return swcu::prefetch(Sym::cuMemPrefetchAsync, swcu::NullStream::legacy, devPtr, count,
+                        swcu::legacy_location(dstDevice), 0, hStream);
+}
+
+CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                 CUstream hStream) {
+  return swcu::prefetch(Sym::cuMemPrefetchAsync_ptsz, swcu::NullStream::per_thread, devPtr, count,
+                        swcu::legacy_location(dstDevice), 0, hStream);
+}
+
+CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute,
+                                CUdeviceptr devPtr, size_t count) {
+  const int attr = swcu::raw(attribute);
+  return call(Sym::cuMemRangeGetAttribute, [=](State& s) -> CUresult {
+    Allocation* a = nullptr;
+    if (const CUresult r = swcu::managed_range(s, devPtr, count, a)) return r;
+    return swcu::range_attribute(swcu::pages_of(*a, devPtr, count), attr, data, dataSize);
+  });
+}
+
+CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
+                                 size_t numAttributes, CUdeviceptr devPtr, size_t count) {
+  return call(Sym::cuMemRangeGetAttributes, [=](State& s) -> CUresult {
+    if (data == nullptr || dataSizes == nullptr || attributes == nullptr || numAttributes == 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    Allocation* a = nullptr;
+    if (const CUresult r = swcu::managed_range(s, devPtr, count, a)) return r;
+    const auto pages = swcu::pages_of(*a, devPtr, count);
+    for (std::size_t i = 0; i < numAttributes; ++i) {
+      if (const CUresult r =
+              swcu::range_attribute(pages, swcu::raw(attributes[i]), data[i], dataSizes[i])) {
+        return r;
+      }
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  const int attr = swcu::raw(attribute);
+  return call(Sym::cuPointerGetAttribute, [=](State& s) -> CUresult {
+    if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER) {  // "in the current context"
+      Context* ctx = nullptr;
+      if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    }
+    const Allocation* const a = swcu::find_allocation(s, ptr);
+    return swcu::pointer_attribute(attr, data, a, ptr, true);
+  });
+}
+
+CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
+                                void** data, CUdeviceptr ptr) {
+  return call(Sym::cuPointerGetAttributes, [=](State& s) -> CUresult {
+    if (numAttributes == 0 || attributes == nullptr || data == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const Allocation* const a = swcu::find_allocation(s, ptr);
+    for (unsigned i = 0; i < numAttributes; ++i) {
+      if (const CUresult r =
+              swcu::pointer_attribute(swcu::raw(attributes[i]), data[i], a, ptr, false)) {
+        return r;
+      }
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  const int attr = swcu::raw(attribute);
+  return call(Sym::cuPointerSetAttribute, [=](State& s) -> CUresult {
+    Allocation* const a = swcu::find_allocation(s, ptr);
+    if (value == nullptr || a == nullptr || attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned flag = 0;
+    std::memcpy(&flag, value, sizeof flag);
+    a->sync_memops = flag != 0;  // every synchronous operation synchronizes here anyway
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // extern "C"

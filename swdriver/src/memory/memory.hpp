@@ -1,0 +1,153 @@
+// Memory: device, host (page-locked), registered and managed allocations, and memory pools.
+//
+// Device memory is real host memory (anonymous mmap, MAP_NORESERVE: untouched pages cost
+// nothing), so host-emulated kernels and copies can use it. Every allocation and registration is
+// an Allocation object in the registry of its kind and in State::address_map (by base address;
+// ranges never overlap), which is how every address argument is checked: a device range must lie
+// inside one allocation.
+//
+// Capacity: each device has SWCUDA_DEVICE_MEMORY bytes. cuMemAlloc/cuMemAllocPitch charge their
+// size rounded up to kAllocationGranularity; pools charge what they reserve. Managed memory is
+// not charged (the device oversubscribes it, as with concurrent managed access), nor is host
+// memory.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "exec/sched.hpp"
+#include "core/state.hpp"
+
+namespace swcu {
+
+inline constexpr std::size_t kAllocationGranularity = 256;  ///< alignment and accounting unit
+inline constexpr std::size_t kPitchAlignment = 512;         ///< cuMemAllocPitch rounds up to it
+
+/// What a memory pool accounts (shared with its allocations, which may outlive the handle).
+struct PoolData {
+  PoolData() = default;
+  ~PoolData();  ///< closes `fd`
+  PoolData(const PoolData&) = delete;
+  PoolData& operator=(const PoolData&) = delete;
+
+  int device = 0;
+  const void* handle = nullptr;  ///< the pool's handle, for CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+  bool is_default = false;
+  bool destroyed = false;           ///< the handle was destroyed; freed when nothing is used
+  unsigned long long max_size = 0;  ///< 0: no limit but the device's capacity
+  unsigned int handle_types = 0;
+  unsigned long long release_threshold = 0;
+  int reuse_follow_event_dependencies = 1;
+  int reuse_allow_opportunistic = 1;
+  int reuse_allow_internal_dependencies = 1;
+  unsigned long long reserved = 0, reserved_high = 0;
+  unsigned long long used = 0, used_high = 0;
+  std::vector<int> access;  ///< CUmemAccess_flags per device (the owner: read-write)
+  /// A pool shareable as a POSIX file descriptor keeps its allocations in this memfd (ipc.hpp);
+  /// an imported pool holds its own descriptor of the exporter's memfd. -1 for other pools.
+  int fd = -1;
+  bool imported = false;          ///< cuMemPoolImportFromShareableHandle made it: no allocations
+  std::uint64_t inode = 0;        ///< of `fd`: what exported pointer data names
+  std::uint64_t file_size = 0;    ///< of `fd` (the exporter grows it)
+  std::uint64_t next_offset = 0;  ///< where the exporter's next allocation goes in `fd`
+};
+
+/// A memory pool handle: SWCU_MEMORY_POOL for created pools; default pools are not handles the
+/// program owns and live in State::default_pools.
+struct MemoryPool final : Object {
+  explicit MemoryPool(std::shared_ptr<PoolData> d) noexcept
+      : Object(SWCU_MEMORY_POOL), data(std::move(d)) {}
+  /// Lets go of the pool (its allocations may keep it) before the handle waits in the graveyard.
+  void release() noexcept override { data.reset(); }
+  std::shared_ptr<PoolData> data;
+};
+
+/// Advice and prefetch state of one page of managed memory (cuMemAdvise, cuMemPrefetchAsync).
+struct PageState {
+  bool read_mostly = false;
+  std::int8_t preferred_type = CU_MEM_LOCATION_TYPE_INVALID;  ///< CUmemLocationType
+  std::int8_t preferred_id = 0;
+  std::int8_t prefetch_type = CU_MEM_LOCATION_TYPE_INVALID;
+  std::int8_t prefetch_id = 0;
+  std::uint32_t accessed_by = 0;  ///< bit d: device d; bit kHostBit: the host
+};
+inline constexpr unsigned kHostBit = 31;
+
+/// One allocation or registration.
+struct Allocation final : Object {
+  enum class Memory { device, managed, host, registered };
+  /// Where a stream-ordered allocation is in its stream's order.
+  enum class Stage { pending, live, freeing };
+
+  Allocation(swcu_handle_kind k, Memory m) noexcept : Object(k), memory(m) {}
+  void release() noexcept override;
+
+  const Memory memory;
+  Stage stage = Stage::live;
+  std::uintptr_t base = 0;
+  std::size_t size = 0;
+  void* mapping = nullptr;  ///< owned memory (nullptr for registrations)
+  std::size_t mapping_size = 0;
+  /// The memfd behind `mapping` for cuMemAlloc memory, which other processes open to map it
+  /// (ipc.hpp); -1 for memory no other process can map.
+  int fd = -1;
+  Context* ctx = nullptr;  ///< the owning context; nullptr for stream-ordered allocations
+  int device = 0;
+  unsigned int flags = 0;  ///< host-alloc, registration or managed attach flags
+  unsigned long long buffer_id = 0;
+  unsigned long long charged = 0;  ///< bytes charged to the device (cuMemAlloc, cuMemAllocPitch)
+  std::shared_ptr<PoolData> pool;  ///< stream-ordered allocations (and imported pool pointers)
+  std::uint64_t pool_offset = 0;   ///< where `mapping` lies in the pool's file (pool->fd >= 0)
+  bool sync_memops = false;
+  std::vector<PageState> pages;  ///< managed memory, once advised or prefetched
+};
+
+/// How an address is about to be used, which decides the stream-ordered stages it accepts.
+enum class Access {
+  now,      ///< by a synchronous call: the allocation must be live
+  enqueue,  ///< by an operation being enqueued: pending (allocated earlier in stream order) or live
+  execute,  ///< by an operation executing: live, or freed later in stream order
+};
+
+/// The allocation that contains `address`, of any kind and stage; nullptr if none.
+[[nodiscard]] Allocation* find_allocation(State& s, std::uintptr_t address) noexcept;
+
+/// The allocation that contains all of [address, address + bytes) and accepts `access`;
+/// nullptr otherwise (bytes 0 counts as 1).
+[[nodiscard]] Allocation* find_range(State& s, std::uintptr_t address, std::size_t bytes,
+                                     Access access) noexcept;
+
+/// Frees what a destroyed context owns (device, managed and host allocations, registrations),
+/// each counted as reclaimed. Stream-ordered allocations are not the context's (cuCtxDestroy).
+void reclaim_memory(State& s, Context& ctx) noexcept;
+
+/// Releases the reserved memory of pools above their release threshold (what a stream, event or
+/// context synchronize does).
+void release_pool_memory(State& s) noexcept;
+
+/// The pool behind a handle (created or default); nullptr if none.
+[[nodiscard]] std::shared_ptr<PoolData> find_pool(State& s, const void* handle) noexcept;
+
+/// A device's default pool (created on first use).
+[[nodiscard]] std::shared_ptr<PoolData> default_pool(State& s, int device);
+
+/// The pool cuMemAllocAsync uses on `device`.
+[[nodiscard]] std::shared_ptr<PoolData> current_pool(State& s, int device);
+
+/// Allocates `bytes` from `pool` for a stream-ordered allocation in `q`, enqueuing the
+/// allocation; CUDA_ERROR_OUT_OF_MEMORY when the pool or device cannot hold it.
+[[nodiscard]] CUresult allocate_from_pool(State& s, Lock& lock,
+                                          const std::shared_ptr<PoolData>& pool, Queue& q,
+                                          std::size_t bytes, CUdeviceptr* out);
+
+/// Makes `a` live: adds it to its registry and the address map (nothing on failure).
+Allocation* add_allocation(State& s, std::unique_ptr<Allocation> a);
+
+/// Frees an allocation of any kind now (no synchronization), as its owner asked.
+void free_now(State& s, Allocation& a) noexcept;
+
+/// Releases reserved memory of `pool` that no allocation uses, keeping at least `keep` bytes.
+void trim_pool(State& s, PoolData& pool, unsigned long long keep) noexcept;
+
+}  // namespace swcu
