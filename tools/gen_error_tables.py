@@ -3,8 +3,14 @@
 CUresult, cudaError_t, nvrtcResult and nvJitLinkResult code, read from the toolkit's
 headers, so cuwrap's error categories work with no driver or library loaded.
 
-usage: gen_error_tables.py <cuda include dir> <output file>
+usage: gen_error_tables.py --cuda-include DIR (--out FILE | --check FILE)
+
+--check compares what would be written with FILE and fails (printing a unified diff) when they
+differ: the `unit.generated error tables are current` test. The `cuwrap_regenerate_error_tables`
+build target rewrites the file.
 """
+import argparse
+import difflib
 import re
 import sys
 from pathlib import Path
@@ -61,7 +67,13 @@ def table(name, rows, prefix):
 
 
 def main():
-    include, output = Path(sys.argv[1]), Path(sys.argv[2])
+    parser = argparse.ArgumentParser(description="Generates src/generated/error_tables.inc")
+    parser.add_argument("--cuda-include", required=True, help="the toolkit's include directory")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--out", help="the file to write")
+    mode.add_argument("--check", help="the committed file to compare with")
+    args = parser.parse_args()
+    include = Path(args.cuda_include)
     cuda = enum_body((include / "cuda.h").read_text(), r"typedef enum cudaError_enum\s*{", r"}\s*CUresult;")
     runtime = enum_body((include / "driver_types.h").read_text(),
                         r"enum __device_builtin__ cudaError\s*{", r"};")
@@ -80,8 +92,19 @@ def main():
         "",
     ]
     text = "\n".join(parts)
-    output.write_text(text)
+    if args.out:
+        Path(args.out).write_text(text)
+        return 0
+    current = Path(args.check).read_text() if Path(args.check).exists() else ""
+    if current == text:
+        print(f"gen_error_tables: {args.check} is current")
+        return 0
+    sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                               args.check, "regenerated"))
+    print("gen_error_tables: the error tables are out of date; build target "
+          "cuwrap_regenerate_error_tables")
+    return 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,6 +5,7 @@
 
 #include "core/api.hpp"
 #include "memory/memory.hpp"
+#include "context/reclaim.hpp"
 #include "exec/sched.hpp"
 
 namespace swcu {

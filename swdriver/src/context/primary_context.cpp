@@ -5,6 +5,7 @@
 // (the real driver may hand out the same value again; being stricter catches stale handles).
 #include "core/api.hpp"
 #include "context/context.hpp"
+#include "context/reclaim.hpp"
 #include "exec/sched.hpp"
 
 namespace swcu {

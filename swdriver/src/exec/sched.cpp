@@ -4,9 +4,6 @@
 #include <cstdio>
 
 #include "core/config.hpp"
-#include "graph/graph.hpp"
-#include "memory/memory.hpp"
-#include "module/module.hpp"
 
 namespace swcu {
 namespace {
@@ -313,41 +310,6 @@ CUresult take_error(Queue& q) noexcept {
   if (error->reported) return CUDA_SUCCESS;
   error->reported = true;
   return error->code;
-}
-
-void reclaim_context(State& s, Context& ctx) noexcept {
-  flush_printf(s);
-  reclaim_modules(s, ctx);  // first: their globals leave the address map before memory goes
-  reclaim_graphs(s, ctx);   // captures, executable graphs and graphs (graph.hpp)
-  for (const void* h : s.registry(SWCU_STREAM).handles_if([&ctx](const Object& o) {
-         return static_cast<const Stream&>(o).queue->ctx == &ctx;
-       })) {
-    s.reclaim(SWCU_STREAM, h);
-  }
-  for (const void* h : s.registry(SWCU_EVENT).handles_if([&ctx](const Object& o) {
-         return static_cast<const Event&>(o).ctx == &ctx;
-       })) {
-    s.reclaim(SWCU_EVENT, h);
-  }
-  reclaim_memory(s, ctx);
-  for (const auto& q : ctx.queues) {
-    for (Op& op : q->ops) {  // dropped: whoever waits for it sees it done
-      op.completion->done = true;
-      op.completion->queue = nullptr;
-    }
-    q->ops.clear();
-    s.busy_queues.erase(q->id);
-    q->ctx = nullptr;
-    q->destroyed = true;
-  }
-  ctx.queues.clear();
-  ctx.legacy = nullptr;
-  ctx.per_thread.clear();
-  ctx.sticky_error = CUDA_SUCCESS;
-  std::erase_if(s.peer_access, [&ctx](const auto& pair) {  // in either direction (peer.cpp)
-    return pair.first == ctx.id || pair.second == ctx.id;
-  });
-  s.progress.notify_all();
 }
 
 }  // namespace swcu

@@ -188,8 +188,4 @@ void drain_context(State& s, Lock& lock, Context& ctx);
 /// True when SWCUDA_EXEC=deferred.
 [[nodiscard]] bool deferred_mode() noexcept;
 
-/// Destroys what a context owns: its queues (pending work is dropped; waiters see it done),
-/// streams, events and memory, each counted as reclaimed. Also clears its sticky error.
-void reclaim_context(State& s, Context& ctx) noexcept;
-
 }  // namespace swcu
