@@ -6,9 +6,9 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_event;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_event;
+using swcu::test::create_stream;
 
 struct Status {
   std::vector<CUresult> seen;
@@ -21,7 +21,7 @@ void record_status(CUstream, CUresult status, void* data) {
 }  // namespace
 
 TEST_SUITE("asynchronous and sticky faults") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "modifiers are parsed after the code") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "modifiers are parsed after the code") {
     CHECK(ctl.add_fault_rule("cuLaunchHostFunc:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
     CHECK(ctl.add_fault_rule("cuLaunchHostFunc:1:719:sticky") == 0);
     CHECK(ctl.add_fault_rule(" cuLaunchHostFunc : 2+ : 2 : async : sticky ") == 0);
@@ -35,12 +35,12 @@ TEST_SUITE("asynchronous and sticky faults") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an async rule fails the operation, not the call, and is reported once") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:2:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
-    swt::Log log;
+    swcu::test::Log log;
     for (int i = 1; i <= 3; ++i) SWT_CHECK_RESULT(log.enqueue(s, i), CUDA_SUCCESS);
     CHECK(log.order() == std::vector{1, 3});  // the failed host function was not called
     SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
@@ -50,7 +50,8 @@ TEST_SUITE("asynchronous and sticky faults") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "an async error surfaces from the first call that looks") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "an async error surfaces from the first call that looks") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent before = create_event();
@@ -81,7 +82,7 @@ TEST_SUITE("asynchronous and sticky faults") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an async rule on a call that enqueues nothing fails the call") {
     const CUcontext ctx = create_context();
     REQUIRE(ctl.add_fault_rule("cuStreamCreate:1:CUDA_ERROR_OUT_OF_MEMORY:async") == 0);
@@ -95,7 +96,8 @@ TEST_SUITE("asynchronous and sticky faults") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a sticky rule breaks the current context until destroyed") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a sticky rule breaks the current context until destroyed") {
     const CUcontext healthy = create_context();
     const CUstream healthy_stream = create_stream();
     const CUcontext broken = create_context();
@@ -128,12 +130,12 @@ TEST_SUITE("asynchronous and sticky faults") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(healthy));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an async sticky rule breaks the context when its operation executes") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:2:CUDA_ERROR_LAUNCH_FAILED:async:sticky") == 0);
-    swt::Log log;
+    swcu::test::Log log;
     SWT_CHECK_RESULT(log.enqueue(s, 1), CUDA_SUCCESS);
     SWT_CHECK_RESULT(log.enqueue(s, 2), CUDA_SUCCESS);  // ran (and failed) at enqueue
     SWT_CHECK_RESULT(log.enqueue(s, 3), CUDA_ERROR_LAUNCH_FAILED);
@@ -144,7 +146,7 @@ TEST_SUITE("asynchronous and sticky faults") {
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "resetting a primary context clears its sticky error") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "resetting a primary context clears its sticky error") {
     CUcontext primary = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
     SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(primary));
@@ -157,7 +159,8 @@ TEST_SUITE("asynchronous and sticky faults") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a sticky rule without a current context breaks nothing") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a sticky rule without a current context breaks nothing") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:CUDA_ERROR_ILLEGAL_ADDRESS:sticky") == 0);
     int count = 0;
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_ILLEGAL_ADDRESS);
@@ -168,13 +171,13 @@ TEST_SUITE("asynchronous and sticky faults") {
 }
 
 TEST_SUITE("deferred") {
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "deferred: after a sticky failure callbacks get the error and host functions "
                     "do not run") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     Status status;
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(cu.cuStreamAddCallback(s, record_status, &status, 0));
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:1:CUDA_ERROR_ILLEGAL_INSTRUCTION:async:sticky") ==
             0);
@@ -188,7 +191,8 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: an async error waits for its operation to run") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "deferred: an async error waits for its operation to run") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);

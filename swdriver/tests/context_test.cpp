@@ -11,13 +11,13 @@ namespace {
 
 CUcontext current() {
   CUcontext ctx = reinterpret_cast<CUcontext>(0x1);
-  REQUIRE(swt::api().cuCtxGetCurrent(&ctx) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuCtxGetCurrent(&ctx) == CUDA_SUCCESS);
   return ctx;
 }
 
 CUcontext create(unsigned flags = 0) {
   CUcontext ctx = nullptr;
-  REQUIRE(swt::api().cuCtxCreate_v4(&ctx, nullptr, flags, 0) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuCtxCreate_v4(&ctx, nullptr, flags, 0) == CUDA_SUCCESS);
   REQUIRE(ctx != nullptr);
   return ctx;
 }
@@ -27,7 +27,7 @@ using LegacyCtxCreate = CUresult (*)(CUcontext*, unsigned int, CUdevice);
 }  // namespace
 
 TEST_SUITE("contexts") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "a created context is current until it is destroyed") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a created context is current until it is destroyed") {
     const CUcontext ctx = create();
     CHECK(current() == ctx);
     CHECK(ctl.context_stack_depth() == 1);
@@ -40,8 +40,8 @@ TEST_SUITE("contexts") {
     CHECK(ctl.live_handles(SWCU_CONTEXT) == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "every cuCtxCreate ABI creates a context") {
-    const auto legacy = swt::proc<LegacyCtxCreate>("cuCtxCreate", 2000);
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "every cuCtxCreate ABI creates a context") {
+    const auto legacy = swcu::test::proc<LegacyCtxCreate>("cuCtxCreate", 2000);
     CUcontext a = nullptr, b = nullptr, c = nullptr, d = nullptr, e = nullptr;
     SWT_REQUIRE_SUCCESS(legacy(&a, 0, 0));
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&b, 0, 0));
@@ -59,7 +59,7 @@ TEST_SUITE("contexts") {
     for (const CUcontext ctx : {e, d, c, b, a}) SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "context creation validates its arguments and creates nothing on error") {
     CUcontext ctx = reinterpret_cast<CUcontext>(0x1);
     SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0x100, 0), CUDA_ERROR_INVALID_VALUE);
@@ -89,7 +89,7 @@ TEST_SUITE("contexts") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "execution affinity and CIG parameters are refused") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "execution affinity and CIG parameters are refused") {
     CUcontext ctx = nullptr;
     CUexecAffinityParam affinity{};
     affinity.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
@@ -106,7 +106,7 @@ TEST_SUITE("contexts") {
     CHECK(ctl.live_handles_total() == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "push and pop follow stack order") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "push and pop follow stack order") {
     const CUcontext a = create();
     const CUcontext b = create();
     CHECK(current() == b);
@@ -128,7 +128,7 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "cuCtxSetCurrent replaces the top of the stack and NULL pops it") {
     const CUcontext a = create();
     SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
@@ -149,7 +149,7 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "destroying a context that is not current leaves the stack alone") {
     const CUcontext a = create();
     const CUcontext b = create();
@@ -163,7 +163,7 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a destroyed context handle is stale") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a destroyed context handle is stale") {
     const CUcontext ctx = create();
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_CONTEXT);
@@ -182,7 +182,7 @@ TEST_SUITE("contexts") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "primary contexts and foreign pointers are not destroyable contexts") {
     CUcontext primary = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
@@ -198,7 +198,7 @@ TEST_SUITE("contexts") {
   }
 
   TEST_CASE_FIXTURE(
-      swt::DriverTest,
+      swcu::test::DriverTest,
       "functions that need a current context return CUDA_ERROR_INVALID_CONTEXT without one") {
     constexpr CUresult kNone = CUDA_ERROR_INVALID_CONTEXT;
     CUdevice dev = 0;
@@ -225,18 +225,18 @@ TEST_SUITE("contexts") {
     CHECK(ctx == nullptr);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "the context stack belongs to the calling thread") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "the context stack belongs to the calling thread") {
     const CUcontext ctx = create();
     CUcontext seen = reinterpret_cast<CUcontext>(0x1);
     int depth = -1;
     CUdevice dev = -1;
     CUresult pushed = CUDA_ERROR_UNKNOWN;
     std::thread([&] {
-      swt::api().cuCtxGetCurrent(&seen);
+      swcu::test::api().cuCtxGetCurrent(&seen);
       depth = ctl.context_stack_depth();
-      pushed = swt::api().cuCtxPushCurrent_v2(ctx);
-      swt::api().cuCtxGetDevice(&dev);
-      swt::api().cuCtxPopCurrent_v2(nullptr);
+      pushed = swcu::test::api().cuCtxPushCurrent_v2(ctx);
+      swcu::test::api().cuCtxGetDevice(&dev);
+      swcu::test::api().cuCtxPopCurrent_v2(nullptr);
     }).join();
     CHECK(seen == nullptr);
     CHECK(depth == 0);
@@ -247,7 +247,7 @@ TEST_SUITE("contexts") {
   }
 
   TEST_CASE_FIXTURE(
-      swt::DriverTest,
+      swcu::test::DriverTest,
       "a context destroyed while current on another thread is reported as destroyed there") {
     const CUcontext ctx = create();
     SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
@@ -257,16 +257,16 @@ TEST_SUITE("contexts") {
     int step = 0;
     std::thread other([&] {
       CUdevice dev = -1;
-      swt::api().cuCtxPushCurrent_v2(ctx);
-      before = swt::api().cuCtxGetDevice(&dev);
+      swcu::test::api().cuCtxPushCurrent_v2(ctx);
+      before = swcu::test::api().cuCtxGetDevice(&dev);
       {
         std::unique_lock lock(m);
         step = 1;
         cv.notify_all();
         cv.wait(lock, [&] { return step == 2; });
       }
-      after = swt::api().cuCtxGetDevice(&dev);
-      popped = swt::api().cuCtxPopCurrent_v2(nullptr);
+      after = swcu::test::api().cuCtxGetDevice(&dev);
+      popped = swcu::test::api().cuCtxPopCurrent_v2(nullptr);
     });
     {
       std::unique_lock lock(m);
@@ -281,7 +281,8 @@ TEST_SUITE("contexts") {
     CHECK(popped == CUDA_SUCCESS);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "limits have plausible defaults and keep the values set") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "limits have plausible defaults and keep the values set") {
     const CUcontext ctx = create();
     const std::vector<std::pair<CUlimit, size_t>> defaults = {
         {CU_LIMIT_STACK_SIZE, 1024},
@@ -319,9 +320,9 @@ TEST_SUITE("contexts") {
     SWT_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4),
                      CUDA_ERROR_UNSUPPORTED_LIMIT);  // compute capability 9.0
     SWT_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_SHMEM_SIZE, 4), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxGetLimit(&value, swt::invalid_enum<CUlimit>(99)),
+    SWT_CHECK_RESULT(cu.cuCtxGetLimit(&value, swcu::test::invalid_enum<CUlimit>(99)),
                      CUDA_ERROR_UNSUPPORTED_LIMIT);
-    SWT_CHECK_RESULT(cu.cuCtxSetLimit(swt::invalid_enum<CUlimit>(99), 1),
+    SWT_CHECK_RESULT(cu.cuCtxSetLimit(swcu::test::invalid_enum<CUlimit>(99), 1),
                      CUDA_ERROR_UNSUPPORTED_LIMIT);
     SWT_CHECK_RESULT(cu.cuCtxGetLimit(nullptr, CU_LIMIT_STACK_SIZE), CUDA_ERROR_INVALID_VALUE);
     // Limits belong to the context.
@@ -332,7 +333,7 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "stream priorities range from 0 down to -5") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "stream priorities range from 0 down to -5") {
     const CUcontext ctx = create();
     int least = 7, greatest = 7;
     SWT_REQUIRE_SUCCESS(cu.cuCtxGetStreamPriorityRange(&least, &greatest));
@@ -342,7 +343,7 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the cache configuration round-trips and rejects unknown values") {
     const CUcontext ctx = create();
     CUfunc_cache config = CU_FUNC_CACHE_PREFER_EQUAL;
@@ -351,13 +352,14 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_SHARED));
     SWT_REQUIRE_SUCCESS(cu.cuCtxGetCacheConfig(&config));
     CHECK(config == CU_FUNC_CACHE_PREFER_SHARED);
-    SWT_CHECK_RESULT(cu.cuCtxSetCacheConfig(swt::invalid_enum<CUfunc_cache>(4)),
+    SWT_CHECK_RESULT(cu.cuCtxSetCacheConfig(swcu::test::invalid_enum<CUfunc_cache>(4)),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(cu.cuCtxGetCacheConfig(nullptr), CUDA_ERROR_INVALID_VALUE);
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "cuCtxSetFlags replaces the flags of the current context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "cuCtxSetFlags replaces the flags of the current context") {
     const CUcontext ctx = create(CU_CTX_SCHED_SPIN);
     SWT_REQUIRE_SUCCESS(cu.cuCtxSetFlags(CU_CTX_SCHED_BLOCKING_SYNC | CU_CTX_SYNC_MEMOPS));
     unsigned flags = 0;
@@ -368,7 +370,8 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "context ids are unique and NULL means the current context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "context ids are unique and NULL means the current context") {
     const CUcontext a = create();
     const CUcontext b = create();
     unsigned long long ida = 0, idb = 0, idcur = 0;
@@ -382,7 +385,7 @@ TEST_SUITE("contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the CUDA 13 context queries take a context or NULL for the current one") {
     const CUcontext a = create();
     SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));

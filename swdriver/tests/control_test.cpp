@@ -10,22 +10,23 @@
 
 TEST_SUITE("control API") {
   TEST_CASE("the control table identifies the software driver") {
-    const swcu_control& ctl = swt::control();
+    const swcu_control& ctl = swcu::test::control();
     CHECK(ctl.struct_size >= sizeof(swcu_control));
     CHECK(ctl.version == SWCU_CONTROL_VERSION);
     CHECK(ctl.version >= 2);  // reclaimed_handles
-    CHECK(ctl.reclaimed_handles(swt::invalid_enum<swcu_handle_kind>(-1)) == 0);
+    CHECK(ctl.reclaimed_handles(swcu::test::invalid_enum<swcu_handle_kind>(-1)) == 0);
     CHECK(ctl.reclaimed_handles(SWCU_HANDLE_KIND_COUNT) == 0);
     const void* table = reinterpret_cast<const void*>(0x1);
     CUuuid other{};
     std::memcpy(other.bytes, "not-the-control!", sizeof other.bytes);
-    CHECK(swt::api().cuGetExportTable(&table, &other) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(swcu::test::api().cuGetExportTable(&table, &other) == CUDA_ERROR_INVALID_VALUE);
     CHECK(table == reinterpret_cast<const void*>(0x1));
-    CHECK(swt::api().cuGetExportTable(nullptr, &SWCU_CONTROL_TABLE_ID) == CUDA_ERROR_INVALID_VALUE);
-    CHECK(swt::api().cuGetExportTable(&table, nullptr) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(swcu::test::api().cuGetExportTable(nullptr, &SWCU_CONTROL_TABLE_ID) ==
+          CUDA_ERROR_INVALID_VALUE);
+    CHECK(swcu::test::api().cuGetExportTable(&table, nullptr) == CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a base name counts every ABI variant and an exported name only itself") {
     CUcontext a = nullptr, b = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&a, 0, 0));
@@ -40,10 +41,10 @@ TEST_SUITE("control API") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "direct calls and calls through cuGetProcAddress count the same") {
-    const auto direct =
-        reinterpret_cast<PFN_cuDeviceGetCount_v2000>(dlsym(swt::library(), "cuDeviceGetCount"));
+    const auto direct = reinterpret_cast<PFN_cuDeviceGetCount_v2000>(
+        dlsym(swcu::test::library(), "cuDeviceGetCount"));
     REQUIRE((direct != nullptr));
     int count = 0;
     SWT_REQUIRE_SUCCESS(direct(&count));
@@ -51,7 +52,7 @@ TEST_SUITE("control API") {
     CHECK(ctl.call_count("cuDeviceGetCount") == 2);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "control calls are not counted and total_call_count sums the rest") {
     int count = 0;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
@@ -67,7 +68,7 @@ TEST_SUITE("control API") {
     CHECK(ctl.call_count("cuDeviceGetCount") == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "call_counts lists the non-zero counters") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "call_counts lists the non-zero counters") {
     int count = 0;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
@@ -85,7 +86,7 @@ TEST_SUITE("control API") {
     CHECK(counts[1].calls == 2);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "counters report the exported name and its base name") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "counters report the exported name and its base name") {
     CUcontext ctx = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
@@ -98,20 +99,21 @@ TEST_SUITE("control API") {
   }
 
   TEST_CASE("handle kinds have readable names") {
-    const swcu_control& ctl = swt::control();
+    const swcu_control& ctl = swcu::test::control();
     CHECK(std::string(ctl.handle_kind_name(SWCU_PRIMARY_CONTEXT)) == "primary context");
     CHECK(std::string(ctl.handle_kind_name(SWCU_CONTEXT)) == "context");
     CHECK(std::string(ctl.handle_kind_name(SWCU_STREAM)) == "stream");
     CHECK(std::string(ctl.handle_kind_name(SWCU_DEVICE_ALLOCATION)) == "device allocation");
     CHECK(std::string(ctl.handle_kind_name(SWCU_IPC_MAPPING)) == "ipc mapping");
     CHECK(std::string(ctl.handle_kind_name(SWCU_HANDLE_KIND_COUNT)) == "unknown");
-    CHECK(std::string(ctl.handle_kind_name(swt::invalid_enum<swcu_handle_kind>(-1))) == "unknown");
+    CHECK(std::string(ctl.handle_kind_name(swcu::test::invalid_enum<swcu_handle_kind>(-1))) ==
+          "unknown");
     for (int k = 0; k < SWCU_HANDLE_KIND_COUNT; ++k) {
       CHECK(std::string(ctl.handle_kind_name(static_cast<swcu_handle_kind>(k))) != "unknown");
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "live handles are counted per kind") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "live handles are counted per kind") {
     CUcontext a = nullptr, b = nullptr, primary = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&a, nullptr, 0, 0));
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&b, nullptr, 0, 0));
@@ -128,7 +130,7 @@ TEST_SUITE("control API") {
   }
 
   TEST_CASE("the last control error belongs to the calling thread") {
-    const swcu_control& ctl = swt::control();
+    const swcu_control& ctl = swcu::test::control();
     REQUIRE(ctl.add_fault_rule("nonsense") == -1);
     std::string other;
     std::thread([&] { other = ctl.last_error(); }).join();
@@ -137,7 +139,7 @@ TEST_SUITE("control API") {
     ctl.clear_fault_rules();
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "the context stack depth follows pushes and pops") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "the context stack depth follows pushes and pops") {
     CUcontext ctx = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
     CHECK(ctl.context_stack_depth() == 1);

@@ -10,12 +10,12 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_stream;
 
 CUdeviceptr allocate(std::size_t bytes) {
   CUdeviceptr p = 0;
-  REQUIRE(swt::api().cuMemAlloc_v2(&p, bytes) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemAlloc_v2(&p, bytes) == CUDA_SUCCESS);
   return p;
 }
 
@@ -51,7 +51,7 @@ CUDA_MEMCPY2D copy_2d(CUmemorytype dst_type, CUdeviceptr dst, std::size_t dst_pi
 }  // namespace
 
 TEST_SUITE("copies and memsets") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "data round-trips byte-exact in every direction") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "data round-trips byte-exact in every direction") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const std::size_t n = 4099;
@@ -100,7 +100,7 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a device range must lie inside one live allocation") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device range must lie inside one live allocation") {
     std::vector<unsigned char> buffer(256);
     SWT_CHECK_RESULT(cu.cuMemcpyHtoD_v2(0, buffer.data(), 4), CUDA_ERROR_INVALID_CONTEXT);
     const CUcontext ctx = create_context();
@@ -131,7 +131,7 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "2D copies honour memory types, pitches and offsets") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "2D copies honour memory types, pitches and offsets") {
     const CUcontext ctx = create_context();
     constexpr std::size_t width = 24, height = 5, host_pitch = 40;
     CUdeviceptr d = 0;
@@ -184,7 +184,7 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuMemcpy2DUnaligned_v2(&c));
     c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
     SWT_CHECK_RESULT(cu.cuMemcpy2D_v2(&c), CUDA_ERROR_NOT_SUPPORTED);
-    c.srcMemoryType = swt::invalid_enum<CUmemorytype>(9);
+    c.srcMemoryType = swcu::test::invalid_enum<CUmemorytype>(9);
     SWT_CHECK_RESULT(cu.cuMemcpy2D_v2(&c), CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(cu.cuMemcpy2D_v2(nullptr), CUDA_ERROR_INVALID_VALUE);
     c = copy_2d(CU_MEMORYTYPE_DEVICE, d, pitch, CU_MEMORYTYPE_HOST, src, host_pitch, width,
@@ -198,7 +198,8 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "memsets write 8-, 16- and 32-bit patterns, in 2D too") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "memsets write 8-, 16- and 32-bit patterns, in 2D too") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUdeviceptr d = allocate(64);
@@ -245,14 +246,14 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "async copies and memsets run in stream order") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "async copies and memsets run in stream order") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUdeviceptr d = allocate(16);
     void* pinned = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 16, 0));
     std::memset(pinned, 0, 16);
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(cu.cuMemsetD32Async(d, 0x12345678, 4, s));
     SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(pinned, d, 16, s));
@@ -267,7 +268,8 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "an async copy from pageable memory is staged at the call") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "an async copy from pageable memory is staged at the call") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUdeviceptr a = allocate(8);
@@ -276,7 +278,7 @@ TEST_SUITE("copies and memsets") {
     void* pinned = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 8, 0));
     std::memset(pinned, 1, 8);
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(a, pageable.data(), 8, s));
     SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(b, pinned, 8, s));
@@ -292,13 +294,13 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an operation whose memory was freed before it ran is an illegal address") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     CUdeviceptr p = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, s));
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 1, 64, s));
     SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));  // stream-ordered memory: freed at once
@@ -308,7 +310,7 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "peer copies check their contexts") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "peer copies check their contexts") {
     const CUcontext first = create_context();
     const CUdeviceptr a = allocate(32);
     const CUcontext second = create_context();
@@ -331,11 +333,12 @@ TEST_SUITE("copies and memsets") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(first));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "copies and memsets advance the device clock by their bytes") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "copies and memsets advance the device clock by their bytes") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    const CUevent start = swt::create_event();
-    const CUevent stop = swt::create_event();
+    const CUevent start = swcu::test::create_event();
+    const CUevent stop = swcu::test::create_event();
     const CUdeviceptr d = allocate(64 * 1000);
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, s));
     SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(d, 0, 64 * 1000, s));  // 1 us + 1000 ns

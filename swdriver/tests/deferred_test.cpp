@@ -7,20 +7,20 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_event;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_event;
+using swcu::test::create_stream;
 
 void nothing(void*) {}
 
 }  // namespace
 
 TEST_SUITE("deferred") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: nothing runs until something synchronizes") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "deferred: nothing runs until something synchronizes") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent e = create_event();
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
     SWT_REQUIRE_SUCCESS(log.enqueue(s, 2));
@@ -41,7 +41,7 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "deferred: synchronizing runs the producers of the events it waits for") {
     const CUcontext ctx = create_context();
     const CUstream a = create_stream();
@@ -49,7 +49,7 @@ TEST_SUITE("deferred") {
     const CUstream c = create_stream();
     const CUevent a_done = create_event();
     const CUevent b_done = create_event();
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(a, 1));
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(a_done, a));
     SWT_REQUIRE_SUCCESS(log.enqueue(a, 4));  // after the record: not needed
@@ -72,11 +72,11 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: the legacy default stream's barrier") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "deferred: the legacy default stream's barrier") {
     const CUcontext ctx = create_context();
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(blocking, 1));
     SWT_REQUIRE_SUCCESS(log.enqueue(non_blocking, 2));
     SWT_REQUIRE_SUCCESS(log.enqueue(CU_STREAM_LEGACY, 3));  // waits for 1, not for 2
@@ -96,7 +96,8 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: elapsed time is not ready until both records ran") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "deferred: elapsed time is not ready until both records ran") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent start = create_event();
@@ -116,11 +117,11 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "deferred: a destroyed stream's work runs when the context synchronizes") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
     SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
@@ -130,10 +131,11 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: destroying a context runs its pending work first") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "deferred: destroying a context runs its pending work first") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
     SWT_REQUIRE_SUCCESS(log.enqueue(nullptr, 2));
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
@@ -141,12 +143,13 @@ TEST_SUITE("deferred") {
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: an event re-recorded later does not move a wait") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "deferred: an event re-recorded later does not move a wait") {
     const CUcontext ctx = create_context();
     const CUstream a = create_stream();
     const CUstream b = create_stream();
     const CUevent e = create_event();
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(a, 1));
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, a));
     SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(b, e, 0));  // waits for 1 only
@@ -164,7 +167,7 @@ TEST_SUITE("deferred") {
 }
 
 TEST_SUITE("deferred") {
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "deferred: stream-ordered memory is usable in stream order only") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
@@ -190,7 +193,8 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: a synchronous copy waits for the legacy barrier") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "deferred: a synchronous copy waits for the legacy barrier") {
     const CUcontext ctx = create_context();
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
@@ -227,7 +231,8 @@ TEST_SUITE("deferred") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "deferred: freeing memory waits for the work that uses it") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "deferred: freeing memory waits for the work that uses it") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     CUdeviceptr d = 0;

@@ -21,14 +21,14 @@ const std::vector<Attribute> kAttributes = {
 
 int attribute(CUdevice_attribute a, CUdevice dev = 0) {
   int value = -12345;
-  REQUIRE(swt::api().cuDeviceGetAttribute(&value, a, dev) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuDeviceGetAttribute(&value, a, dev) == CUDA_SUCCESS);
   return value;
 }
 
 }  // namespace
 
 TEST_SUITE("devices") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "the default configuration has one device") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "the default configuration has one device") {
     int count = -1;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CHECK(count == 1);
@@ -41,7 +41,7 @@ TEST_SUITE("devices") {
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(nullptr), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "every CU_DEVICE_ATTRIBUTE in cuda.h has a value") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "every CU_DEVICE_ATTRIBUTE in cuda.h has a value") {
     REQUIRE(kAttributes.size() > 140);
     for (const Attribute& a : kAttributes) {
       INFO(a.name);
@@ -51,19 +51,21 @@ TEST_SUITE("devices") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "an unknown device attribute is CUDA_ERROR_INVALID_VALUE") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "an unknown device attribute is CUDA_ERROR_INVALID_VALUE") {
     int value = 7;
     for (const int a : {0, static_cast<int>(CU_DEVICE_ATTRIBUTE_MAX), 100000, -1}) {
       INFO(a);
-      SWT_CHECK_RESULT(cu.cuDeviceGetAttribute(&value, swt::invalid_enum<CUdevice_attribute>(a), 0),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(
+          cu.cuDeviceGetAttribute(&value, swcu::test::invalid_enum<CUdevice_attribute>(a), 0),
+          CUDA_ERROR_INVALID_VALUE);
     }
     CHECK(value == 7);
     SWT_CHECK_RESULT(cu.cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0),
                      CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "device attributes describe an sm_90 H100-like part") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "device attributes describe an sm_90 H100-like part") {
     const std::vector<std::pair<CUdevice_attribute, int>> expected = {
         {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 132},
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9},
@@ -95,7 +97,7 @@ TEST_SUITE("devices") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "cuDeviceGetName fits the name into the given length") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuDeviceGetName fits the name into the given length") {
     char name[256];
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetName(name, sizeof name, 0));
     const std::string full = name;
@@ -108,13 +110,13 @@ TEST_SUITE("devices") {
     SWT_CHECK_RESULT(cu.cuDeviceGetName(nullptr, 8, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a device has 80 GiB of memory by default") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device has 80 GiB of memory by default") {
     size_t bytes = 0;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, 0));
     CHECK(bytes == size_t{80} << 30);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a device's UUID is stable and the same in both ABIs") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device's UUID is stable and the same in both ABIs") {
     CUuuid a{}, b{}, c{};
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v1(&a, 0));
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&b, 0));
@@ -126,7 +128,8 @@ TEST_SUITE("devices") {
     SWT_CHECK_RESULT(cu.cuDeviceGetUuid_v2(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "the PCI bus id is 0000:1A:00.0 and honours the length") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "the PCI bus id is 0000:1A:00.0 and honours the length") {
     char id[32];
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(id, sizeof id, 0));
     CHECK(std::string(id) == "0000:1A:00.0");
@@ -136,7 +139,7 @@ TEST_SUITE("devices") {
     SWT_CHECK_RESULT(cu.cuDeviceGetPCIBusId(id, 0, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "cuDeviceGetByPCIBusId accepts any case, with or without domain") {
     for (const char* id :
          {"0000:1A:00.0", "0000:1a:00.0", "1a:00.0", "1A:0.0", "00000000:1A:00.0"}) {
@@ -157,7 +160,7 @@ TEST_SUITE("devices") {
     SWT_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(nullptr, "1a:00.0"), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a device is not its own peer") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device is not its own peer") {
     int can = -1;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, 0, 0));
     CHECK(can == 0);
@@ -168,7 +171,7 @@ TEST_SUITE("devices") {
     SWT_CHECK_RESULT(cu.cuDeviceCanAccessPeer(&can, 0, 1), CUDA_ERROR_INVALID_DEVICE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the deprecated capability queries agree with the attributes") {
     int major = 0, minor = -1;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceComputeCapability(&major, &minor, 0));
@@ -184,7 +187,7 @@ TEST_SUITE("devices") {
     CHECK(prop.maxGridSize[0] == attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "every device query refuses an invalid device") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "every device query refuses an invalid device") {
     const CUdevice bad = 5;
     int i = 0;
     size_t bytes = 0;

@@ -25,16 +25,16 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST_SUITE("fresh process") {
   TEST_CASE("before cuInit only the documented functions work") {
-    const swt::Api& cu = swt::api();  // resolving needs no cuInit
-    const swcu_control& ctl = swt::control();
+    const swcu::test::Api& cu = swcu::test::api();  // resolving needs no cuInit
+    const swcu_control& ctl = swcu::test::control();
     int value = 0;
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
     CUcontext ctx = nullptr;
     SWT_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_ERROR_NOT_INITIALIZED);
     SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_NOT_INITIALIZED);
     SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_NOT_INITIALIZED);
-    const auto unimplemented =
-        reinterpret_cast<CUresult (*)()>(dlsym(swt::library(), "cuGraphicsUnregisterResource"));
+    const auto unimplemented = reinterpret_cast<CUresult (*)()>(
+        dlsym(swcu::test::library(), "cuGraphicsUnregisterResource"));
     REQUIRE((unimplemented != nullptr));
     SWT_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_INITIALIZED);
 
@@ -60,7 +60,7 @@ TEST_SUITE("fresh process") {
 
 TEST_SUITE("env") {
   TEST_CASE("with zero devices cuInit reports CUDA_ERROR_NO_DEVICE") {
-    const swt::Api& cu = swt::api();
+    const swcu::test::Api& cu = swcu::test::api();
     SWT_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
     int count = -1;
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
@@ -68,7 +68,7 @@ TEST_SUITE("env") {
   }
 
   TEST_CASE("an older driver version caps what cuGetProcAddress hands out") {
-    const swt::Api& cu = swt::api();
+    const swcu::test::Api& cu = swcu::test::api();
     int version = 0;
     SWT_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
     CHECK(version == 12040);
@@ -78,11 +78,11 @@ TEST_SUITE("env") {
                      CUDA_ERROR_INVALID_VALUE);
     CHECK(p == reinterpret_cast<void*>(0x1));
     SWT_REQUIRE_SUCCESS(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12040, 0, &status));
-    CHECK(swt::exported_name(p) == "cuCtxCreate_v3");
+    CHECK(swcu::test::exported_name(p) == "cuCtxCreate_v3");
     SWT_CHECK_RESULT(cu.cuGetProcAddress_v1("cuCtxCreate", &p, 13000, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "three devices have distinct PCI bus ids and UUIDs") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "three devices have distinct PCI bus ids and UUIDs") {
     int count = 0;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     REQUIRE(count == 3);
@@ -116,7 +116,7 @@ TEST_SUITE("env") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(2));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "by default every pair of distinct devices can access each other") {
     for (CUdevice a = 0; a < 3; ++a) {
       for (CUdevice b = 0; b < 3; ++b) {
@@ -132,15 +132,16 @@ TEST_SUITE("env") {
       }
     }
     int value = -1;
-    SWT_CHECK_RESULT(
-        cu.cuDeviceGetP2PAttribute(&value, swt::invalid_enum<CUdevice_P2PAttribute>(99), 0, 1),
-        CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(cu.cuDeviceGetP2PAttribute(
+                         &value, swcu::test::invalid_enum<CUdevice_P2PAttribute>(99), 0, 1),
+                     CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(
         cu.cuDeviceGetP2PAttribute(nullptr, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1),
         CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "SWCUDA_P2P limits peer access to the listed ordered pairs") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "SWCUDA_P2P limits peer access to the listed ordered pairs") {
     // SWCUDA_P2P=0-1,2-1
     for (CUdevice a = 0; a < 3; ++a) {
       for (CUdevice b = 0; b < 3; ++b) {
@@ -162,7 +163,7 @@ TEST_SUITE("env") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "with 64 MiB a device runs out of memory without touching it") {
     // SWCUDA_DEVICE_MEMORY=64M
     CUcontext ctx = nullptr;
@@ -194,7 +195,7 @@ TEST_SUITE("env") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // reclaims a and b
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "with two devices memory and pools and clocks are per device") {
     // SWCUDA_DEVICES=2 SWCUDA_P2P=0-1
     CUcontext c0 = nullptr, c1 = nullptr;
@@ -256,7 +257,8 @@ TEST_SUITE("env") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c0));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "SWCUDA_DEVICE_MEMORY sets the memory of every device") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "SWCUDA_DEVICE_MEMORY sets the memory of every device") {
     for (CUdevice d = 0; d < 2; ++d) {
       size_t bytes = 0;
       SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, d));
@@ -266,7 +268,7 @@ TEST_SUITE("env") {
 
   TEST_CASE("SWCUDA_FAULTS rules count calls from the first cuInit on") {
     // SWCUDA_FAULTS=cuDeviceGetCount:2:CUDA_ERROR_UNKNOWN;cuCtxCreate:1+:2
-    const swt::Api& cu = swt::api();
+    const swcu::test::Api& cu = swcu::test::api();
     int count = 0;
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);  // not yet
     SWT_REQUIRE_SUCCESS(cu.cuInit(0));
@@ -278,15 +280,15 @@ TEST_SUITE("env") {
     SWT_CHECK_RESULT(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
     SWT_REQUIRE_SUCCESS(cu.cuInit(0));  // the rules are installed once
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
-    swt::control().clear_fault_rules();
+    swcu::test::control().clear_fault_rules();
     SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE("a malformed SWCUDA_FAULTS rule makes cuInit fail with one line on stderr") {
     // SWCUDA_FAULTS=cuDeviceGetCount:1:CUDA_ERROR_UNKNOWN;cuMemAlloc:first:2
-    const swt::Api& cu = swt::api();
-    swt::StderrCapture capture;
+    const swcu::test::Api& cu = swcu::test::api();
+    swcu::test::StderrCapture capture;
     const CUresult first = cu.cuInit(0);
     const CUresult second = cu.cuInit(0);
     const std::string text = capture.finish();
@@ -301,9 +303,10 @@ TEST_SUITE("env") {
     SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "SWCUDA_KERNEL_TIMEOUT ends a kernel that loops forever") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
+                    "SWCUDA_KERNEL_TIMEOUT ends a kernel that loops forever") {
     REQUIRE_MESSAGE(env("SWCUDA_KERNEL_TIMEOUT") == "0.2", "run by CTest with the variable set");
-    const std::string text = swt::ptx(R"(
+    const std::string text = swcu::test::ptx(R"(
 .visible .entry spin()
 {
 $L_forever:
@@ -311,32 +314,32 @@ $L_forever:
 }
 )");
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleLoadData(&m, text.c_str()));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetFunction(&f, m, "spin"));
-    swt::StderrCapture capture;
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "spin"));
+    swcu::test::StderrCapture capture;
     SWT_REQUIRE_SUCCESS(
-        swt::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
+        swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
     // As on a GPU whose watchdog fired: the error is sticky for the context.
-    SWT_CHECK_RESULT(swt::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
-    SWT_CHECK_RESULT(swt::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWT_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWT_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
     const std::string message = capture.finish();
     INFO(message);
     CHECK(contains(message, "kernel spin"));
     CHECK(contains(message, "SWCUDA_KERNEL_TIMEOUT"));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest,
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
                     "SWCUDA_LAUNCH_LOG bounds the launch log to the newest launches") {
     REQUIRE_MESSAGE(env("SWCUDA_LAUNCH_LOG") == "2", "run by CTest with the variable set");
-    const std::string text = swt::ptx(".visible .entry nothing() { ret; }\n");
+    const std::string text = swcu::test::ptx(".visible .entry nothing() { ret; }\n");
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleLoadData(&m, text.c_str()));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetFunction(&f, m, "nothing"));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "nothing"));
     for (unsigned blocks = 1; blocks <= 5; ++blocks) {
       SWT_REQUIRE_SUCCESS(
-          swt::mod().cuLaunchKernel(f, blocks, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
+          swcu::test::mod().cuLaunchKernel(f, blocks, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
     }
     REQUIRE(ctl.launch_log_size() == 2);
     swcu_launch l{};
@@ -344,15 +347,15 @@ $L_forever:
     CHECK(l.grid[0] == 4);
     REQUIRE(ctl.launch_log_entry(1, &l) == 0);
     CHECK(l.grid[0] == 5);
-    SWT_REQUIRE_SUCCESS(swt::api().cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+    SWT_REQUIRE_SUCCESS(swcu::test::api().cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   TEST_CASE("an invalid configuration variable makes cuInit fail and names it") {
     const std::string variable = env("SWCUDA_TEST_EXPECT");
     REQUIRE_MESSAGE(!variable.empty(), "run by CTest with SWCUDA_TEST_EXPECT set");
-    swt::StderrCapture capture;
-    const CUresult result = swt::api().cuInit(0);
+    swcu::test::StderrCapture capture;
+    const CUresult result = swcu::test::api().cuInit(0);
     const std::string text = capture.finish();
     SWT_CHECK_RESULT(result, CUDA_ERROR_INVALID_VALUE);
     INFO(text);

@@ -23,7 +23,7 @@ const std::vector<Error> kErrors = {
 TEST_SUITE("errors") {
   TEST_CASE("cuGetErrorName and cuGetErrorString know every CUresult in cuda.h") {
     REQUIRE(kErrors.size() >= 100);
-    const swt::Api& cu = swt::api();
+    const swcu::test::Api& cu = swcu::test::api();
     for (const Error& e : kErrors) {
       INFO(e.name);
       const char* name = nullptr;
@@ -38,22 +38,24 @@ TEST_SUITE("errors") {
 
   TEST_CASE("error descriptions come from the cuda.h doc comments") {
     const char* text = nullptr;
-    REQUIRE(swt::api().cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &text) == CUDA_SUCCESS);
+    REQUIRE(swcu::test::api().cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &text) == CUDA_SUCCESS);
     CHECK(std::string(text).find("not within an acceptable range of values") != std::string::npos);
   }
 
   TEST_CASE("an unknown error code is CUDA_ERROR_INVALID_VALUE and yields NULL") {
-    const swt::Api& cu = swt::api();
+    const swcu::test::Api& cu = swcu::test::api();
     const char* text = "untouched";
-    CHECK(cu.cuGetErrorName(swt::invalid_enum<CUresult>(12345), &text) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuGetErrorName(swcu::test::invalid_enum<CUresult>(12345), &text) ==
+          CUDA_ERROR_INVALID_VALUE);
     CHECK(text == nullptr);
     text = "untouched";
-    CHECK(cu.cuGetErrorString(swt::invalid_enum<CUresult>(-1), &text) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cu.cuGetErrorString(swcu::test::invalid_enum<CUresult>(-1), &text) ==
+          CUDA_ERROR_INVALID_VALUE);
     CHECK(text == nullptr);
   }
 
   TEST_CASE("a NULL output pointer is CUDA_ERROR_INVALID_VALUE") {
-    CHECK(swt::api().cuGetErrorName(CUDA_SUCCESS, nullptr) == CUDA_ERROR_INVALID_VALUE);
-    CHECK(swt::api().cuGetErrorString(CUDA_SUCCESS, nullptr) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(swcu::test::api().cuGetErrorName(CUDA_SUCCESS, nullptr) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(swcu::test::api().cuGetErrorString(CUDA_SUCCESS, nullptr) == CUDA_ERROR_INVALID_VALUE);
   }
 }

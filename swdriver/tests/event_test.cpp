@@ -5,9 +5,9 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_event;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_event;
+using swcu::test::create_stream;
 
 // The simulated cost of one host function (sched.hpp): 1 us.
 constexpr float kHostFunctionMs = 0.001f;
@@ -17,7 +17,8 @@ void nothing(void*) {}
 }  // namespace
 
 TEST_SUITE("events") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "creating an event needs a current context and valid flags") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "creating an event needs a current context and valid flags") {
     CUevent e = reinterpret_cast<CUevent>(0x10);
     SWT_CHECK_RESULT(cu.cuEventCreate(&e, 0), CUDA_ERROR_INVALID_CONTEXT);
     const CUcontext ctx = create_context();
@@ -37,7 +38,7 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "an event never recorded is complete but has no time") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "an event never recorded is complete but has no time") {
     const CUcontext ctx = create_context();
     const CUevent a = create_event();
     const CUevent b = create_event();
@@ -53,7 +54,7 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "elapsed time follows the simulated clock") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time follows the simulated clock") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent start = create_event();
@@ -81,7 +82,7 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "elapsed time needs timing on both events") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time needs timing on both events") {
     const CUcontext ctx = create_context();
     const CUevent timed = create_event();
     const CUevent untimed = create_event(CU_EVENT_DISABLE_TIMING);
@@ -96,13 +97,13 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "elapsed time is not ready while a record is pending") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time is not ready while a record is pending") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent start = create_event();
     const CUevent stop = create_event();
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, s));
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(stop, s));
     float ms = -1;
@@ -118,7 +119,7 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an event records in a stream of its own context only, with default flags") {
     const CUcontext first = create_context();
     const CUevent e = create_event();
@@ -138,18 +139,19 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(first));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a record in the legacy stream captures blocking streams") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a record in the legacy stream captures blocking streams") {
     const CUcontext ctx = create_context();
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
     const CUevent e = create_event();
-    swt::Gate blocked;
+    swcu::test::Gate blocked;
     blocked.start(ctx, blocking);
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, CU_STREAM_LEGACY));
     SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
     blocked.finish();
     SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
-    swt::Gate independent;
+    swcu::test::Gate independent;
     independent.start(ctx, non_blocking);
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, CU_STREAM_LEGACY));
     SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
@@ -159,7 +161,7 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "stale and wrong-kind event handles are refused") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "stale and wrong-kind event handles are refused") {
     const CUcontext ctx = create_context();
     const CUevent stale = create_event();
     SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(stale));

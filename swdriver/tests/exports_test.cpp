@@ -28,18 +28,18 @@ TEST_SUITE("exports") {
     std::set<std::string> names;
     for (const Export& e : kExports) {
       INFO(e.name);
-      void* const function = dlsym(swt::library(), e.name);
+      void* const function = dlsym(swcu::test::library(), e.name);
       CHECK(function != nullptr);
-      CHECK(swt::exported_name(function) == e.name);
+      CHECK(swcu::test::exported_name(function) == e.name);
       names.insert(e.name);
     }
     CHECK(names.size() == kExports.size());
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an unimplemented function is counted and returns CUDA_ERROR_NOT_SUPPORTED") {
-    const auto unregister =
-        swt::proc<PFN_cuGraphicsUnregisterResource_v3000>("cuGraphicsUnregisterResource", 3000);
+    const auto unregister = swcu::test::proc<PFN_cuGraphicsUnregisterResource_v3000>(
+        "cuGraphicsUnregisterResource", 3000);
     ctl.reset_call_counts();  // resolving it called cuGetProcAddress_v2
     SWT_CHECK_RESULT(unregister(nullptr), CUDA_ERROR_NOT_SUPPORTED);
     SWT_CHECK_RESULT(unregister(nullptr), CUDA_ERROR_NOT_SUPPORTED);
@@ -47,12 +47,13 @@ TEST_SUITE("exports") {
     CHECK(ctl.total_call_count() == 2);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "every unimplemented variant is counted under its own name") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "every unimplemented variant is counted under its own name") {
     // Graphics interop will stay unimplemented. Called through dlsym without arguments: the
     // default bodies read none.
     for (const char* name : {"cuGraphicsMapResources", "cuGraphicsMapResources_ptsz"}) {
       INFO(name);
-      const auto function = reinterpret_cast<CUresult (*)()>(dlsym(swt::library(), name));
+      const auto function = reinterpret_cast<CUresult (*)()>(dlsym(swcu::test::library(), name));
       REQUIRE((function != nullptr));
       SWT_CHECK_RESULT(function(), CUDA_ERROR_NOT_SUPPORTED);
       CHECK(ctl.call_count(name) == 1);

@@ -10,13 +10,13 @@ namespace {
 
 CUresult device_count(int* out = nullptr) {
   int count = 0;
-  return swt::api().cuDeviceGetCount(out != nullptr ? out : &count);
+  return swcu::test::api().cuDeviceGetCount(out != nullptr ? out : &count);
 }
 
 }  // namespace
 
 TEST_SUITE("fault injection") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "an N rule fails the Nth matching call only") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "an N rule fails the Nth matching call only") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:2:CUDA_ERROR_UNKNOWN") == 0);
     SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
@@ -24,14 +24,15 @@ TEST_SUITE("fault injection") {
     SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "an N+ rule fails the Nth and every later matching call") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "an N+ rule fails the Nth and every later matching call") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:3+:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
     SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
     for (int i = 0; i < 5; ++i) SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a *%K rule fails every Kth matching call") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a *%K rule fails every Kth matching call") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:*%3:CUDA_ERROR_LAUNCH_FAILED") == 0);
     std::vector<CUresult> results;
     for (int i = 0; i < 9; ++i) results.push_back(device_count());
@@ -42,7 +43,7 @@ TEST_SUITE("fault injection") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a base name matches every ABI variant and an exported name only itself") {
     REQUIRE(ctl.add_fault_rule("cuCtxCreate:1+:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     CUcontext ctx = nullptr;
@@ -56,14 +57,14 @@ TEST_SUITE("fault injection") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a rule counts calls from the time it is added") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a rule counts calls from the time it is added") {
     for (int i = 0; i < 3; ++i) SWT_REQUIRE_SUCCESS(device_count());
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:CUDA_ERROR_UNKNOWN") == 0);
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
     SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a failed call changes no state and leaves its outputs untouched") {
     REQUIRE(ctl.add_fault_rule("cuCtxCreate:1:CUDA_ERROR_OUT_OF_MEMORY;cuDeviceGetCount:1:2;"
                                "cuDevicePrimaryCtxRetain:1:CUDA_ERROR_UNKNOWN") == 0);
@@ -88,14 +89,14 @@ TEST_SUITE("fault injection") {
     SWT_CHECK_RESULT(cu.cuCtxPopCurrent_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a call failed by a rule is still counted") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a call failed by a rule is still counted") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1+:CUDA_ERROR_UNKNOWN") == 0);
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
     CHECK(ctl.call_count("cuDeviceGetCount") == 2);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "error codes may be given by number") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "error codes may be given by number") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:2") == 0);
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
     REQUIRE(ctl.add_fault_rule(" cuDeviceGetCount : 1 : 999 ") == 0);  // blanks are ignored
@@ -104,7 +105,7 @@ TEST_SUITE("fault injection") {
     CHECK(static_cast<int>(device_count()) == 777);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "when several rules fire the first one added wins and all count") {
     REQUIRE(
         ctl.add_fault_rule(
@@ -114,7 +115,8 @@ TEST_SUITE("fault injection") {
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "malformed rules are refused with a message that names them") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "malformed rules are refused with a message that names them") {
     struct Bad {
       const char* rules;
       const char* expected;  // part of last_error()
@@ -151,7 +153,7 @@ TEST_SUITE("fault injection") {
     CHECK(std::string(ctl.last_error()).empty());
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "clearing the rules stops every fault") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "clearing the rules stops every fault") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1+:2;cuCtxGetCurrent:1+:2") == 0);
     SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
     ctl.clear_fault_rules();
@@ -160,16 +162,16 @@ TEST_SUITE("fault injection") {
     SWT_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "rules apply to unimplemented functions and to those that need no cuInit") {
     REQUIRE(ctl.add_fault_rule("cuGraphicsUnregisterResource:1:CUDA_ERROR_ALREADY_MAPPED;"
                                "cuDriverGetVersion:1:CUDA_ERROR_UNKNOWN;"
                                "cuGetProcAddress:1:CUDA_ERROR_NOT_PERMITTED") == 0);
     const auto unregister = reinterpret_cast<CUresult (*)(CUgraphicsResource)>(
-        swt::lookup("cuGraphicsUnregisterResource", 3000));  // cuGetProcAddress_v2 fails
+        swcu::test::lookup("cuGraphicsUnregisterResource", 3000));  // cuGetProcAddress_v2 fails
     CHECK((unregister == nullptr));
-    const auto unregister2 =
-        swt::proc<PFN_cuGraphicsUnregisterResource_v3000>("cuGraphicsUnregisterResource", 3000);
+    const auto unregister2 = swcu::test::proc<PFN_cuGraphicsUnregisterResource_v3000>(
+        "cuGraphicsUnregisterResource", 3000);
     SWT_CHECK_RESULT(unregister2(nullptr), CUDA_ERROR_ALREADY_MAPPED);
     SWT_CHECK_RESULT(unregister2(nullptr), CUDA_ERROR_NOT_SUPPORTED);
     int version = 0;
@@ -177,7 +179,7 @@ TEST_SUITE("fault injection") {
     CHECK(version == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "rules count calls from many threads exactly") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "rules count calls from many threads exactly") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:*%10:CUDA_ERROR_UNKNOWN") == 0);
     std::atomic<int> failures{0};
     std::vector<std::thread> threads;

@@ -1,5 +1,5 @@
 // Helpers for the graph tests: the graph, capture and user-object functions (resolved like
-// swt::api()), and small builders.
+// swcu::test::api()), and small builders.
 #pragma once
 
 #include <cuda.h>
@@ -15,7 +15,7 @@
 
 #include "module_support.hpp"
 
-namespace swt {
+namespace swcu::test {
 
 // X(member, base name, version)
 #define SWT_GRAPH_FUNCTIONS(X)                                                     \
@@ -238,4 +238,4 @@ class TempFile {
   std::string path_;
 };
 
-}  // namespace swt
+}  // namespace swcu::test

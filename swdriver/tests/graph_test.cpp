@@ -11,8 +11,8 @@
 
 namespace {
 
-using swt::api;
-using swt::gr;
+using swcu::test::api;
+using swcu::test::gr;
 
 // Host functions that append their number to a list (the order nodes run in).
 struct Order {
@@ -34,10 +34,10 @@ struct Order {
 
 void CUDA_CB count(void* data) { ++*static_cast<int*>(data); }
 
-struct GraphTest : swt::ModuleTest {
+struct GraphTest : swcu::test::ModuleTest {
   // The kernel nodes run sw_kernels.cu's saxpy through the interpreter.
-  GraphTest() : m(load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")))) {
-    stream = swt::create_stream();
+  GraphTest() : m(load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")))) {
+    stream = swcu::test::create_stream();
   }
   ~GraphTest() { api().cuStreamDestroy_v2(stream); }
   GraphTest(const GraphTest&) = delete;
@@ -80,14 +80,14 @@ TEST_SUITE("graph") {
     const auto& g = gr();
     CUgraph graph = nullptr;
     SWT_CHECK_RESULT(g.cuGraphCreate(&graph, 1), CUDA_ERROR_INVALID_VALUE);
-    graph = swt::create_graph();
+    graph = swcu::test::create_graph();
     CHECK(ctl.live_handles(SWCU_GRAPH) == 1);
-    const CUgraphNode top = swt::add_empty(graph);
-    const CUgraphNode left = swt::add_empty(graph, {top});
-    const CUgraphNode right = swt::add_empty(graph, {top});
-    const CUgraphNode bottom = swt::add_empty(graph, {left, right});
-    CHECK(swt::nodes_of(graph) == std::vector{top, left, right, bottom});
-    CHECK(swt::type_of(bottom) == CU_GRAPH_NODE_TYPE_EMPTY);
+    const CUgraphNode top = swcu::test::add_empty(graph);
+    const CUgraphNode left = swcu::test::add_empty(graph, {top});
+    const CUgraphNode right = swcu::test::add_empty(graph, {top});
+    const CUgraphNode bottom = swcu::test::add_empty(graph, {left, right});
+    CHECK(swcu::test::nodes_of(graph) == std::vector{top, left, right, bottom});
+    CHECK(swcu::test::type_of(bottom) == CU_GRAPH_NODE_TYPE_EMPTY);
 
     std::size_t n = 0;
     SWT_CHECK_RESULT(g.cuGraphGetRootNodes(graph, nullptr, &n), CUDA_SUCCESS);
@@ -100,7 +100,7 @@ TEST_SUITE("graph") {
     CHECK(roots[1] == nullptr);  // the rest of the array is cleared
 
     using Edge = std::pair<CUgraphNode, CUgraphNode>;
-    CHECK(swt::edges_of(graph) ==
+    CHECK(swcu::test::edges_of(graph) ==
           std::vector<Edge>{{top, left}, {top, right}, {left, bottom}, {right, bottom}});
     CUgraphNode from[4], to[4];
     CUgraphEdgeData data[4];
@@ -131,8 +131,8 @@ TEST_SUITE("graph") {
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(g.cuGraphAddDependencies_v1(graph, &bottom, &top, 1),
                      CUDA_ERROR_INVALID_VALUE);
-    CUgraph other = swt::create_graph();
-    const CUgraphNode stranger = swt::add_empty(other);
+    CUgraph other = swcu::test::create_graph();
+    const CUgraphNode stranger = swcu::test::add_empty(other);
     SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &stranger, &bottom, nullptr, 1),
                      CUDA_ERROR_INVALID_VALUE);
     const CUgraphNode twice[] = {top, top};
@@ -144,16 +144,16 @@ TEST_SUITE("graph") {
     SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, &programmatic, 1),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, nullptr, 1), CUDA_SUCCESS);
-    CHECK(swt::edges_of(graph).size() == 5);
+    CHECK(swcu::test::edges_of(graph).size() == 5);
     SWT_CHECK_RESULT(g.cuGraphRemoveDependencies_v1(graph, &top, &bottom, 1), CUDA_SUCCESS);
     SWT_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &top, &bottom, nullptr, 1),
                      CUDA_ERROR_INVALID_VALUE);  // gone already
-    CHECK(swt::edges_of(graph).size() == 4);
+    CHECK(swcu::test::edges_of(graph).size() == 4);
 
     // Destroying a node severs its edges; its handle is stale.
     SWT_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_SUCCESS);
-    CHECK(swt::nodes_of(graph) == std::vector{top, right, bottom});
-    CHECK(swt::edges_of(graph) == std::vector<Edge>{{top, right}, {right, bottom}});
+    CHECK(swcu::test::nodes_of(graph) == std::vector{top, right, bottom});
+    CHECK(swcu::test::edges_of(graph) == std::vector<Edge>{{top, right}, {right, bottom}});
     CUgraphNodeType type{};
     SWT_CHECK_RESULT(g.cuGraphNodeGetType(left, &type), CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_ERROR_INVALID_VALUE);
@@ -167,17 +167,17 @@ TEST_SUITE("graph") {
 
   TEST_CASE_FIXTURE(GraphTest, "a launch runs the nodes in a topological order and replays") {
     Order order;
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     // Created in one order, linked so that they must run in another.
-    const CUgraphNode a = swt::add_host(graph, &Order::run, order.mark(4));
-    const CUgraphNode b = swt::add_host(graph, &Order::run, order.mark(1));
-    const CUgraphNode c = swt::add_host(graph, &Order::run, order.mark(2), {b});
-    const CUgraphNode d = swt::add_host(graph, &Order::run, order.mark(3), {b});
+    const CUgraphNode a = swcu::test::add_host(graph, &Order::run, order.mark(4));
+    const CUgraphNode b = swcu::test::add_host(graph, &Order::run, order.mark(1));
+    const CUgraphNode c = swcu::test::add_host(graph, &Order::run, order.mark(2), {b});
+    const CUgraphNode d = swcu::test::add_host(graph, &Order::run, order.mark(3), {b});
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &c, &a, nullptr, 1));
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &d, &a, nullptr, 1));
-    const CUgraphNode e = swt::add_host(graph, &Order::run, order.mark(5), {a});
+    const CUgraphNode e = swcu::test::add_host(graph, &Order::run, order.mark(5), {a});
     (void)e;
-    const CUgraphExec exec = swt::instantiate(graph);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     CHECK(ctl.live_handles(SWCU_GRAPH_EXEC) == 1);
     run(exec);
     CHECK(order.seen == std::vector{1, 2, 3, 4, 5});
@@ -185,7 +185,7 @@ TEST_SUITE("graph") {
     CHECK(order.seen == std::vector{1, 2, 3, 4, 5, 1, 2, 3, 4, 5});
     // The graph may change after instantiation without touching the executable graph.
     int extra = 0;
-    (void)swt::add_host(graph, &count, &extra);
+    (void)swcu::test::add_host(graph, &count, &extra);
     run(exec);
     CHECK(extra == 0);
     // The per-thread stream and the legacy stream launch too.
@@ -195,7 +195,7 @@ TEST_SUITE("graph") {
     CHECK(order.seen.size() == 25);
     SWT_CHECK_RESULT(gr().cuGraphLaunch(nullptr, stream), CUDA_ERROR_INVALID_VALUE);
     // A launch is one operation of the stream: the clock moves by one operation.
-    CUevent start = swt::create_event(), stop = swt::create_event();
+    CUevent start = swcu::test::create_event(), stop = swcu::test::create_event();
     SWT_REQUIRE_SUCCESS(api().cuEventRecord(start, stream));
     SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
     SWT_REQUIRE_SUCCESS(api().cuEventRecord(stop, stream));
@@ -213,11 +213,12 @@ TEST_SUITE("graph") {
     constexpr std::size_t n = 64;
     const CUdeviceptr d = alloc(n * 4);
     std::vector<unsigned> host(n, 0);
-    CUgraph graph = swt::create_graph();
-    const CUgraphNode fill = swt::add_fill32(graph, d, 0xabcd1234u, n, ctx);
-    const CUgraphNode out = swt::add_copy(graph, swt::address(host.data()), d, n * 4, ctx, {fill});
-    CHECK(swt::type_of(fill) == CU_GRAPH_NODE_TYPE_MEMSET);
-    CHECK(swt::type_of(out) == CU_GRAPH_NODE_TYPE_MEMCPY);
+    CUgraph graph = swcu::test::create_graph();
+    const CUgraphNode fill = swcu::test::add_fill32(graph, d, 0xabcd1234u, n, ctx);
+    const CUgraphNode out =
+        swcu::test::add_copy(graph, swcu::test::address(host.data()), d, n * 4, ctx, {fill});
+    CHECK(swcu::test::type_of(fill) == CU_GRAPH_NODE_TYPE_MEMSET);
+    CHECK(swcu::test::type_of(out) == CU_GRAPH_NODE_TYPE_MEMCPY);
     CUDA_MEMSET_NODE_PARAMS fp{};
     SWT_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeGetParams(fill, &fp));
     CHECK(fp.value == 0xabcd1234u);
@@ -243,7 +244,7 @@ TEST_SUITE("graph") {
     CUgraphNode two_d = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&two_d, graph, &out, 1, &p2, ctx));
 
-    const CUgraphExec exec = swt::instantiate(graph);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     run(exec);
     CHECK(host == std::vector<unsigned>(n, 0xabcd1234u));
     CHECK(rows[0] == 0x34);
@@ -254,7 +255,7 @@ TEST_SUITE("graph") {
     SWT_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeSetParams(fill, &fp));
     run(exec);
     CHECK(host[0] == 0xabcd1234u);
-    const CUgraphExec second = swt::instantiate(graph);
+    const CUgraphExec second = swcu::test::instantiate(graph);
     run(second);
     CHECK(host == std::vector<unsigned>(n, 7));
 
@@ -268,15 +269,15 @@ TEST_SUITE("graph") {
     odd.width = n + 1;  // beyond the allocation
     SWT_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
                      CUDA_ERROR_INVALID_VALUE);
-    CUDA_MEMCPY3D deep = swt::copy_1d(d, d, 4);
+    CUDA_MEMCPY3D deep = swcu::test::copy_1d(d, d, 4);
     deep.Depth = 2;
     SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &deep, ctx),
                      CUDA_ERROR_NOT_SUPPORTED);
-    CUDA_MEMCPY3D array = swt::copy_1d(d, d, 4);
+    CUDA_MEMCPY3D array = swcu::test::copy_1d(d, d, 4);
     array.srcMemoryType = CU_MEMORYTYPE_ARRAY;
     SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &array, ctx),
                      CUDA_ERROR_NOT_SUPPORTED);
-    CUDA_MEMCPY3D nowhere = swt::copy_1d(d, d, 4);
+    CUDA_MEMCPY3D nowhere = swcu::test::copy_1d(d, d, 4);
     nowhere.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     nowhere.srcDevice = 0x1000;
     SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &nowhere, ctx),
@@ -300,12 +301,12 @@ TEST_SUITE("graph") {
     float a = 2.0f;
     int count = n;
     void* args[] = {&a, &dx, &dy, &count};
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     CUgraphNode k = nullptr;
     const CUDA_KERNEL_NODE_PARAMS p = saxpy_params(args, n);
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&k, graph, nullptr, 0, &p));
     a = 100.0f;  // the node copied the values
-    CHECK(swt::type_of(k) == CU_GRAPH_NODE_TYPE_KERNEL);
+    CHECK(swcu::test::type_of(k) == CU_GRAPH_NODE_TYPE_KERNEL);
     CUDA_KERNEL_NODE_PARAMS back{};
     SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k, &back));
     CHECK(back.func == p.func);
@@ -315,7 +316,7 @@ TEST_SUITE("graph") {
     CHECK(*static_cast<int*>(back.kernelParams[3]) == n);
 
     ctl.clear_launch_log();
-    const CUgraphExec exec = swt::instantiate(graph);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     CHECK(ctl.launch_log_size() == 0);
     run(exec);
     std::vector<float> result(n);
@@ -378,24 +379,24 @@ TEST_SUITE("graph") {
 
   TEST_CASE_FIXTURE(GraphTest, "event nodes record and wait, child graphs and clones are copies") {
     // An event wait node holds the graph back until the event's work is done.
-    CUstream other = swt::create_stream();
-    swt::Gate gate;
+    CUstream other = swcu::test::create_stream();
+    swcu::test::Gate gate;
     gate.start(ctx, other);
-    CUevent e = swt::create_event();
+    CUevent e = swcu::test::create_event();
     SWT_REQUIRE_SUCCESS(api().cuEventRecord(e, other));
     int ran = 0;
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     CUgraphNode wait = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
-    CHECK(swt::type_of(wait) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
-    const CUgraphNode host = swt::add_host(graph, &count, &ran, {wait});
-    CUevent done = swt::create_event();
+    CHECK(swcu::test::type_of(wait) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    const CUgraphNode host = swcu::test::add_host(graph, &count, &ran, {wait});
+    CUevent done = swcu::test::create_event();
     CUgraphNode record = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddEventRecordNode(&record, graph, &host, 1, done));
     CUevent got = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphEventRecordNodeGetEvent(record, &got));
     CHECK(got == done);
-    const CUgraphExec exec = swt::instantiate(graph);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
     CHECK(ran == 0);
     SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
@@ -405,30 +406,30 @@ TEST_SUITE("graph") {
     SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_SUCCESS);
 
     // A child graph node holds a copy of the child; its graph is a handle of its own.
-    CUgraph child = swt::create_graph();
-    (void)swt::add_host(child, &count, &ran);
+    CUgraph child = swcu::test::create_graph();
+    (void)swcu::test::add_host(child, &count, &ran);
     CUgraphNode child_node = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddChildGraphNode(&child_node, graph, &record, 1, child));
-    (void)swt::add_host(child, &count, &ran);  // not in the node
+    (void)swcu::test::add_host(child, &count, &ran);  // not in the node
     CUgraph embedded = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphChildGraphNodeGetGraph(child_node, &embedded));
     CHECK(embedded != child);
-    CHECK(swt::nodes_of(embedded).size() == 1);
+    CHECK(swcu::test::nodes_of(embedded).size() == 1);
     CHECK(ctl.live_handles(SWCU_GRAPH) == 2);  // an embedded graph is not a program's graph
     SWT_CHECK_RESULT(gr().cuGraphDestroy(embedded), CUDA_ERROR_INVALID_VALUE);
 
     // A clone copies everything; its nodes map back to the original's.
     CUgraph clone = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphClone(&clone, graph));
-    CHECK(swt::nodes_of(clone).size() == 4);
-    CHECK(swt::edges_of(clone).size() == 3);
+    CHECK(swcu::test::nodes_of(clone).size() == 4);
+    CHECK(swcu::test::edges_of(clone).size() == 3);
     CUgraphNode mapped = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphNodeFindInClone(&mapped, host, clone));
     CHECK(mapped != host);
-    CHECK(swt::type_of(mapped) == CU_GRAPH_NODE_TYPE_HOST);
+    CHECK(swcu::test::type_of(mapped) == CU_GRAPH_NODE_TYPE_HOST);
     SWT_CHECK_RESULT(gr().cuGraphNodeFindInClone(&mapped, host, child), CUDA_ERROR_INVALID_VALUE);
 
-    const CUgraphExec cloned = swt::instantiate(clone);
+    const CUgraphExec cloned = swcu::test::instantiate(clone);
     run(cloned);
     CHECK(ran == 3);  // the host node and the child's one
 
@@ -441,9 +442,9 @@ TEST_SUITE("graph") {
   }
 
   TEST_CASE_FIXTURE(GraphTest, "instantiation validates its flags and the graph") {
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     int ran = 0;
-    const CUgraphNode host = swt::add_host(graph, &count, &ran);
+    const CUgraphNode host = swcu::test::add_host(graph, &count, &ran);
     CUgraphExec exec = nullptr;
     SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, 1ULL << 10), CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD),
@@ -487,13 +488,13 @@ TEST_SUITE("graph") {
     const CUdeviceptr d = alloc(n * 4);
     std::vector<unsigned> host(n);
     const auto build = [&](unsigned value) {
-      CUgraph g = swt::create_graph();
-      const CUgraphNode f = swt::add_fill32(g, d, value, n, ctx);
-      (void)swt::add_copy(g, swt::address(host.data()), d, n * 4, ctx, {f});
+      CUgraph g = swcu::test::create_graph();
+      const CUgraphNode f = swcu::test::add_fill32(g, d, value, n, ctx);
+      (void)swcu::test::add_copy(g, swcu::test::address(host.data()), d, n * 4, ctx, {f});
       return g;
     };
     CUgraph first = build(1);
-    const CUgraphExec exec = swt::instantiate(first);
+    const CUgraphExec exec = swcu::test::instantiate(first);
     CUgraph same = build(4);
     CUgraphExecUpdateResultInfo info{};
     info.result = CU_GRAPH_EXEC_UPDATE_ERROR;
@@ -503,23 +504,24 @@ TEST_SUITE("graph") {
     CHECK(host == std::vector<unsigned>(n, 4));
 
     CUgraph more = build(5);
-    (void)swt::add_empty(more);
+    (void)swcu::test::add_empty(more);
     SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, more, &info),
                      CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
     CHECK(info.errorNode == nullptr);
 
-    CUgraph kinds = swt::create_graph();
-    const CUgraphNode empty = swt::add_empty(kinds);
-    (void)swt::add_copy(kinds, swt::address(host.data()), d, n * 4, ctx, {empty});
+    CUgraph kinds = swcu::test::create_graph();
+    const CUgraphNode empty = swcu::test::add_empty(kinds);
+    (void)swcu::test::add_copy(kinds, swcu::test::address(host.data()), d, n * 4, ctx, {empty});
     SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, kinds, &info),
                      CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED);
     CHECK(info.errorNode == empty);
 
-    CUgraph edges = swt::create_graph();  // the same nodes, the copy first
-    const CUgraphNode fill2 = swt::add_fill32(edges, d, 6, n, ctx);
-    const CUgraphNode copy2 = swt::add_copy(edges, swt::address(host.data()), d, n * 4, ctx);
+    CUgraph edges = swcu::test::create_graph();  // the same nodes, the copy first
+    const CUgraphNode fill2 = swcu::test::add_fill32(edges, d, 6, n, ctx);
+    const CUgraphNode copy2 =
+        swcu::test::add_copy(edges, swcu::test::address(host.data()), d, n * 4, ctx);
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &copy2, &fill2, nullptr, 1));
     SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info),
                      CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
@@ -531,10 +533,11 @@ TEST_SUITE("graph") {
 
     // A copy whose source moves from device to host memory cannot be updated.
     std::vector<unsigned> source(n, 9);
-    CUgraph moved = swt::create_graph();
-    const CUgraphNode fill3 = swt::add_fill32(moved, d, 6, n, ctx);
-    const CUgraphNode copy3 = swt::add_copy(moved, swt::address(host.data()),
-                                            swt::address(source.data()), n * 4, ctx, {fill3});
+    CUgraph moved = swcu::test::create_graph();
+    const CUgraphNode fill3 = swcu::test::add_fill32(moved, d, 6, n, ctx);
+    const CUgraphNode copy3 =
+        swcu::test::add_copy(moved, swcu::test::address(host.data()),
+                             swcu::test::address(source.data()), n * 4, ctx, {fill3});
     CUgraphNode error_node = nullptr;
     CUgraphExecUpdateResult result{};
     SWT_CHECK_RESULT(gr().cuGraphExecUpdate_v1(exec, moved, &error_node, &result),
@@ -559,7 +562,7 @@ TEST_SUITE("graph") {
     float a = 2.0f;
     int count_n = n;
     void* args[] = {&a, &dx, &dy, &count_n};
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     CUDA_MEMSET_NODE_PARAMS zero{};
     zero.dst = dy;
     zero.elementSize = 4;
@@ -571,8 +574,8 @@ TEST_SUITE("graph") {
     const CUDA_KERNEL_NODE_PARAMS kp = saxpy_params(args, n);
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
     int first = 0, second = 0;
-    const CUgraphNode host = swt::add_host(graph, &count, &first, {kernel});
-    const CUgraphExec exec = swt::instantiate(graph);
+    const CUgraphNode host = swcu::test::add_host(graph, &count, &first, {kernel});
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     const auto y = [&] {
       std::vector<float> out(n);
       REQUIRE(api().cuMemcpyDtoH_v2(out.data(), dy, n * 4) == CUDA_SUCCESS);
@@ -602,7 +605,7 @@ TEST_SUITE("graph") {
     CHECK(first == 2);
 
     // An update applies to launches made after it: one enqueued behind a gate keeps the old one.
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, stream);
     SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
     const CUDA_HOST_NODE_PARAMS other{&count, &second};
@@ -623,8 +626,8 @@ TEST_SUITE("graph") {
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, kernel, &zero, ctx),
                      CUDA_ERROR_INVALID_VALUE);  // not a memset node
-    CUgraph stranger = swt::create_graph();
-    const CUgraphNode foreign = swt::add_fill32(stranger, dy, 0, n, ctx);
+    CUgraph stranger = swcu::test::create_graph();
+    const CUgraphNode foreign = swcu::test::add_fill32(stranger, dy, 0, n, ctx);
     SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, foreign, &zero, ctx),
                      CUDA_ERROR_INVALID_VALUE);  // not a node of the instantiated graph
     SWT_CHECK_RESULT(gr().cuGraphNodeSetEnabled(exec, foreign, 0), CUDA_ERROR_INVALID_VALUE);
@@ -681,7 +684,7 @@ TEST_SUITE("graph") {
     SUBCASE("a graph's references: moved, released, cloned") {
       SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
                                                CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
-      CUgraph graph = swt::create_graph();
+      CUgraph graph = swcu::test::create_graph();
       SWT_CHECK_RESULT(g.cuGraphRetainUserObject(graph, object, 1, 2), CUDA_ERROR_INVALID_VALUE);
       SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
       SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 2, 0));
@@ -699,14 +702,14 @@ TEST_SUITE("graph") {
     SUBCASE("an executable graph's references outlive its graph") {
       SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
                                                CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
-      CUgraph graph = swt::create_graph();
-      CUgraph child = swt::create_graph();
+      CUgraph graph = swcu::test::create_graph();
+      CUgraph child = swcu::test::create_graph();
       SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(child, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
       CUgraphNode node = nullptr;
       SWT_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&node, graph, nullptr, 0, child));
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(child));  // the node's copy holds a reference
       CHECK(tracked.destroyed == 0);
-      const CUgraphExec exec = swt::instantiate(graph);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
       CHECK(tracked.destroyed == 0);
       CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 1);
@@ -718,13 +721,13 @@ TEST_SUITE("graph") {
     SUBCASE("a launch in flight keeps them after its executable graph is destroyed") {
       SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
                                                CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
-      CUgraph graph = swt::create_graph();
+      CUgraph graph = swcu::test::create_graph();
       int ran = 0;
-      (void)swt::add_host(graph, &count, &ran);
+      (void)swcu::test::add_host(graph, &count, &ran);
       SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
-      const CUgraphExec exec = swt::instantiate(graph);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
-      swt::Gate gate;
+      swcu::test::Gate gate;
       gate.start(ctx, stream);
       SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
       SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
@@ -740,13 +743,13 @@ TEST_SUITE("graph") {
     SUBCASE("an update replaces the executable graph's references") {
       SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
                                                CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
-      CUgraph graph = swt::create_graph();
-      (void)swt::add_empty(graph);
+      CUgraph graph = swcu::test::create_graph();
+      (void)swcu::test::add_empty(graph);
       SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
-      const CUgraphExec exec = swt::instantiate(graph);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
-      CUgraph plain = swt::create_graph();
-      (void)swt::add_empty(plain);
+      CUgraph plain = swcu::test::create_graph();
+      (void)swcu::test::add_empty(plain);
       CUgraphExecUpdateResultInfo info{};
       SWT_REQUIRE_SUCCESS(g.cuGraphExecUpdate(exec, plain, &info));
       CHECK(tracked.destroyed == 1);  // nothing held it any more
@@ -766,8 +769,9 @@ TEST_SUITE("graph") {
     SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
     CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
 
-    SWT_CHECK_RESULT(g.cuStreamBeginCapture(stream, swt::invalid_enum<CUstreamCaptureMode>(7)),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(
+        g.cuStreamBeginCapture(stream, swcu::test::invalid_enum<CUstreamCaptureMode>(7)),
+        CUDA_ERROR_INVALID_VALUE);
     SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
     SWT_CHECK_RESULT(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
                      CUDA_ERROR_INVALID_VALUE);  // already capturing
@@ -778,8 +782,8 @@ TEST_SUITE("graph") {
     int count_n = n;
     void* args[] = {&a, &dx, &dy, &count_n};
     ctl.clear_launch_log();
-    SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(function(m, "saxpy"), 1, 1, 1, 64, 1, 1, 0,
-                                                  stream, args, nullptr));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "saxpy"), 1, 1, 1, 64, 1, 1, 0,
+                                                         stream, args, nullptr));
     CHECK(ctl.launch_log_size() == 0);  // captured, not launched
     SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoHAsync_v2(y.data(), dy, n * 4, stream));
     SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &host_runs));
@@ -797,7 +801,7 @@ TEST_SUITE("graph") {
     CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
     CHECK(id != 0);
     REQUIRE(ndeps == 1);
-    CHECK(swt::type_of(deps[0]) == CU_GRAPH_NODE_TYPE_HOST);
+    CHECK(swcu::test::type_of(deps[0]) == CU_GRAPH_NODE_TYPE_HOST);
     CHECK(edge_data[0].type == 0);
     SWT_REQUIRE_SUCCESS(
         g.cuStreamGetCaptureInfo_v2(stream, &status, &id2, nullptr, nullptr, nullptr));
@@ -811,18 +815,18 @@ TEST_SUITE("graph") {
     CHECK(graph == capturing);
     SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
     CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
-    const auto nodes = swt::nodes_of(graph);
+    const auto nodes = swcu::test::nodes_of(graph);
     REQUIRE(nodes.size() == 5);
-    CHECK(swt::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEMCPY);
-    CHECK(swt::type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_MEMSET);
-    CHECK(swt::type_of(nodes[2]) == CU_GRAPH_NODE_TYPE_KERNEL);
-    CHECK(swt::type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_MEMCPY);
-    CHECK(swt::type_of(nodes[4]) == CU_GRAPH_NODE_TYPE_HOST);
-    CHECK(swt::edges_of(graph).size() == 4);  // a chain
+    CHECK(swcu::test::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEMCPY);
+    CHECK(swcu::test::type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_MEMSET);
+    CHECK(swcu::test::type_of(nodes[2]) == CU_GRAPH_NODE_TYPE_KERNEL);
+    CHECK(swcu::test::type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_MEMCPY);
+    CHECK(swcu::test::type_of(nodes[4]) == CU_GRAPH_NODE_TYPE_HOST);
+    CHECK(swcu::test::edges_of(graph).size() == 4);  // a chain
     SWT_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph), CUDA_ERROR_INVALID_VALUE);
 
     x.assign(n, 10.0f);  // a captured copy reads its source when it runs
-    const CUgraphExec exec = swt::instantiate(graph);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     run(exec);
     CHECK(y == std::vector<float>(n, 32.0f));
     CHECK(host_runs == 1);
@@ -835,8 +839,8 @@ TEST_SUITE("graph") {
     SWT_REQUIRE_SUCCESS(g.cuGraphLaunch_ptsz(exec, nullptr));  // a child graph node
     CUgraph pt = nullptr;
     SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture_ptsz(nullptr, &pt));
-    REQUIRE(swt::nodes_of(pt).size() == 1);
-    CHECK(swt::type_of(swt::nodes_of(pt)[0]) == CU_GRAPH_NODE_TYPE_GRAPH);
+    REQUIRE(swcu::test::nodes_of(pt).size() == 1);
+    CHECK(swcu::test::type_of(swcu::test::nodes_of(pt)[0]) == CU_GRAPH_NODE_TYPE_GRAPH);
     CHECK(host_runs == 1);
 
     SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
@@ -869,7 +873,7 @@ TEST_SUITE("graph") {
     }
 
     SUBCASE("the legacy stream while a blocking stream captures") {
-      CUstream blocking = swt::create_stream(CU_STREAM_DEFAULT);
+      CUstream blocking = swcu::test::create_stream(CU_STREAM_DEFAULT);
       const CUdeviceptr d = alloc(64);
       SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(blocking, CU_STREAM_CAPTURE_MODE_RELAXED));
       SWT_CHECK_RESULT(g.cuStreamIsCapturing(CU_STREAM_LEGACY, &status),
@@ -893,7 +897,7 @@ TEST_SUITE("graph") {
     }
 
     SUBCASE("a dependency on work outside the capture") {
-      CUevent outside = swt::create_event();
+      CUevent outside = swcu::test::create_event();
       SWT_REQUIRE_SUCCESS(api().cuEventRecord(outside, stream));
       SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
       SWT_CHECK_RESULT(api().cuStreamWaitEvent(stream, outside, 0),
@@ -904,10 +908,10 @@ TEST_SUITE("graph") {
       SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(stream, outside, CU_EVENT_WAIT_EXTERNAL));
       SWT_REQUIRE_SUCCESS(api().cuEventRecordWithFlags(outside, stream, CU_EVENT_RECORD_EXTERNAL));
       SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
-      const auto nodes = swt::nodes_of(graph);
+      const auto nodes = swcu::test::nodes_of(graph);
       REQUIRE(nodes.size() == 2);
-      CHECK(swt::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
-      CHECK(swt::type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+      CHECK(swcu::test::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+      CHECK(swcu::test::type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
       SWT_CHECK_RESULT(api().cuStreamWaitEvent(stream, outside, CU_EVENT_WAIT_EXTERNAL),
                        CUDA_ERROR_INVALID_VALUE);  // only while capturing
@@ -915,7 +919,7 @@ TEST_SUITE("graph") {
     }
 
     SUBCASE("an event recorded in a capture cannot be queried") {
-      CUevent inside = swt::create_event();
+      CUevent inside = swcu::test::create_event();
       SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
       SWT_REQUIRE_SUCCESS(api().cuEventRecord(inside, stream));
       SWT_CHECK_RESULT(api().cuEventQuery(inside), CUDA_ERROR_CAPTURED_EVENT);
@@ -931,8 +935,8 @@ TEST_SUITE("graph") {
       SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
       CUresult other_thread = CUDA_SUCCESS;
       std::thread([&] { other_thread = g.cuStreamEndCapture(stream, &graph); }).join();
-      CHECK(swt::error_name(other_thread) ==
-            swt::error_name(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD));
+      CHECK(swcu::test::error_name(other_thread) ==
+            swcu::test::error_name(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD));
       SWT_REQUIRE_SUCCESS(g.cuStreamIsCapturing(stream, &status));
       CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
       SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
@@ -942,8 +946,8 @@ TEST_SUITE("graph") {
       CHECK(other_thread == CUDA_SUCCESS);
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
 
-      CUstream joined = swt::create_stream();
-      CUevent fork = swt::create_event();
+      CUstream joined = swcu::test::create_stream();
+      CUevent fork = swcu::test::create_event();
       SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
       SWT_REQUIRE_SUCCESS(api().cuEventRecord(fork, stream));
       SWT_REQUIRE_SUCCESS(api().cuStreamWaitEvent(joined, fork, 0));
@@ -959,7 +963,7 @@ TEST_SUITE("graph") {
       SWT_CHECK_RESULT(api().cuStreamAddCallback(
                            stream, [](CUstream, CUresult, void*) {}, nullptr, 0),
                        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-      CUstream doomed = swt::create_stream();
+      CUstream doomed = swcu::test::create_stream();
       SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(doomed, CU_STREAM_CAPTURE_MODE_GLOBAL));
       CHECK(ctl.live_handles(SWCU_GRAPH) == 2);
       SWT_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(doomed));  // its capture goes with it
@@ -973,8 +977,8 @@ TEST_SUITE("graph") {
                     "a capture spreads to streams that wait on its events and joins back") {
     const auto& g = gr();
     Order order;
-    CUstream side = swt::create_stream();
-    CUevent fork = swt::create_event(), join = swt::create_event();
+    CUstream side = swcu::test::create_stream();
+    CUevent fork = swcu::test::create_event(), join = swcu::test::create_event();
     CUgraph graph = nullptr;
     CUstreamCaptureStatus status{};
 
@@ -994,14 +998,14 @@ TEST_SUITE("graph") {
     CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
     CHECK(order.seen.empty());
 
-    const auto nodes = swt::nodes_of(graph);
+    const auto nodes = swcu::test::nodes_of(graph);
     REQUIRE(nodes.size() == 4);  // 1 -> {2, 3} -> 4
     using Edge = std::pair<CUgraphNode, CUgraphNode>;
-    CHECK(swt::edges_of(graph) == std::vector<Edge>{{nodes[0], nodes[1]},
-                                                    {nodes[0], nodes[2]},
-                                                    {nodes[2], nodes[3]},
-                                                    {nodes[1], nodes[3]}});
-    const CUgraphExec exec = swt::instantiate(graph);
+    CHECK(swcu::test::edges_of(graph) == std::vector<Edge>{{nodes[0], nodes[1]},
+                                                           {nodes[0], nodes[2]},
+                                                           {nodes[2], nodes[3]},
+                                                           {nodes[1], nodes[3]}});
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     run(exec);
     CHECK(order.seen == std::vector{1, 2, 3, 4});
     SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
@@ -1019,7 +1023,7 @@ TEST_SUITE("graph") {
     CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
 
     // Two captures cannot merge.
-    CUstream third = swt::create_stream();
+    CUstream third = swcu::test::create_stream();
     SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
     SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(third, CU_STREAM_CAPTURE_MODE_GLOBAL));
     SWT_REQUIRE_SUCCESS(api().cuEventRecord(fork, stream));
@@ -1050,7 +1054,7 @@ TEST_SUITE("graph") {
     REQUIRE(ndeps == 1);
     const CUgraphNode first = deps[0];
     // A node added to the graph by hand, then made the stream's dependency.
-    CUgraphNode manual = swt::add_empty(capturing);
+    CUgraphNode manual = swcu::test::add_empty(capturing);
     SWT_REQUIRE_SUCCESS(g.cuStreamUpdateCaptureDependencies(stream, &manual, nullptr, 1,
                                                             CU_STREAM_ADD_CAPTURE_DEPENDENCIES));
     SWT_REQUIRE_SUCCESS(
@@ -1064,10 +1068,10 @@ TEST_SUITE("graph") {
     SWT_CHECK_RESULT(g.cuGraphDestroyNode(manual), CUDA_ERROR_INVALID_VALUE);
     SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &count, &ran));
     SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
-    const auto nodes = swt::nodes_of(graph);
+    const auto nodes = swcu::test::nodes_of(graph);
     REQUIRE(nodes.size() == 3);
     using Edge = std::pair<CUgraphNode, CUgraphNode>;
-    CHECK(swt::edges_of(graph) == std::vector<Edge>{{manual, nodes[2]}});
+    CHECK(swcu::test::edges_of(graph) == std::vector<Edge>{{manual, nodes[2]}});
     CHECK(nodes[0] == first);
 
     // Capturing into an existing graph, after one of its nodes.
@@ -1077,9 +1081,9 @@ TEST_SUITE("graph") {
     CUgraph same = nullptr;
     SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &same));
     CHECK(same == graph);
-    CHECK(swt::nodes_of(graph).size() == 4);
-    CHECK(swt::edges_of(graph).size() == 2);
-    const CUgraphExec exec = swt::instantiate(graph);
+    CHECK(swcu::test::nodes_of(graph).size() == 4);
+    CHECK(swcu::test::edges_of(graph).size() == 2);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     run(exec);
     CHECK(ran == 3);
 
@@ -1089,7 +1093,7 @@ TEST_SUITE("graph") {
     CHECK(mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
     SWT_REQUIRE_SUCCESS(g.cuThreadExchangeStreamCaptureMode(&mode));
     CHECK(mode == CU_STREAM_CAPTURE_MODE_RELAXED);
-    mode = swt::invalid_enum<CUstreamCaptureMode>(9);
+    mode = swcu::test::invalid_enum<CUstreamCaptureMode>(9);
     SWT_CHECK_RESULT(g.cuThreadExchangeStreamCaptureMode(&mode), CUDA_ERROR_INVALID_VALUE);
 
     SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
@@ -1107,13 +1111,13 @@ TEST_SUITE("graph") {
         auto* l = static_cast<Loop*>(user);
         ++l->runs;
         --l->remaining;
-        REQUIRE(swt::control().set_conditional(l->handle, l->remaining > 0 ? 1 : 0) == 0);
+        REQUIRE(swcu::test::control().set_conditional(l->handle, l->remaining > 0 ? 1 : 0) == 0);
       }
     } loop;
     REQUIRE(ctl.register_kernel("no_params", &Loop::kernel, &loop) == 0);
     const CUfunction body_kernel = function(m, "no_params");
     CUgraphConditionalHandle cond = 0;
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     SWT_CHECK_RESULT(g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 0, 2),
                      CUDA_ERROR_INVALID_VALUE);
 
@@ -1129,7 +1133,7 @@ TEST_SUITE("graph") {
       p.conditional.ctx = ctx;
       CUgraphNode node = nullptr;
       SWT_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
-      CHECK(swt::type_of(node) == CU_GRAPH_NODE_TYPE_CONDITIONAL);
+      CHECK(swcu::test::type_of(node) == CU_GRAPH_NODE_TYPE_CONDITIONAL);
       REQUIRE(p.conditional.phGraph_out != nullptr);
       const CUgraph body = p.conditional.phGraph_out[0];
       CUDA_KERNEL_NODE_PARAMS k{};
@@ -1146,7 +1150,7 @@ TEST_SUITE("graph") {
       CUgraph clone = nullptr;
       SWT_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
 
-      const CUgraphExec exec = swt::instantiate(graph);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       CUgraphExec second = nullptr;
       SWT_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
       loop.remaining = 3;
@@ -1167,10 +1171,10 @@ TEST_SUITE("graph") {
         int result = 1;
         static void CUDA_CB run(void* p) {
           auto* s = static_cast<Setter*>(p);
-          s->result = swt::control().set_conditional(s->handle, s->value);
+          s->result = swcu::test::control().set_conditional(s->handle, s->value);
         }
       } setter{cond, 1};
-      const CUgraphNode set = swt::add_host(graph, &Setter::run, &setter);
+      const CUgraphNode set = swcu::test::add_host(graph, &Setter::run, &setter);
       CUgraphNodeParams p{};
       p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
       p.conditional.handle = cond;
@@ -1180,9 +1184,9 @@ TEST_SUITE("graph") {
       CUgraphNode node = nullptr;
       SWT_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, &set, nullptr, 1, &p));
       const CUdeviceptr d = alloc(16);
-      (void)swt::add_fill32(p.conditional.phGraph_out[0], d, 1, 4, ctx);
-      (void)swt::add_fill32(p.conditional.phGraph_out[1], d, 2, 4, ctx);
-      const CUgraphExec exec = swt::instantiate(graph);
+      (void)swcu::test::add_fill32(p.conditional.phGraph_out[0], d, 1, 4, ctx);
+      (void)swcu::test::add_fill32(p.conditional.phGraph_out[1], d, 2, 4, ctx);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       run(exec);
       CHECK(setter.result == 0);
       CHECK(read32(d, 4) == std::vector<unsigned>(4, 1));
@@ -1212,7 +1216,7 @@ TEST_SUITE("graph") {
     const auto& g = gr();
     constexpr std::size_t n = 32;
     std::vector<unsigned> host(n);
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     CUDA_MEM_ALLOC_NODE_PARAMS ap{};
     ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     ap.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
@@ -1226,8 +1230,9 @@ TEST_SUITE("graph") {
     CHECK(back.dptr == d);
     CHECK(back.bytesize == n * 4);
     SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n), CUDA_ERROR_INVALID_VALUE);  // not yet
-    const CUgraphNode fill = swt::add_fill32(graph, d, 0x77, n, ctx, {alloc_node});
-    const CUgraphNode out = swt::add_copy(graph, swt::address(host.data()), d, n * 4, ctx, {fill});
+    const CUgraphNode fill = swcu::test::add_fill32(graph, d, 0x77, n, ctx, {alloc_node});
+    const CUgraphNode out =
+        swcu::test::add_copy(graph, swcu::test::address(host.data()), d, n * 4, ctx, {fill});
 
     SUBCASE("freed in the graph") {
       CUgraphNode free_node = nullptr;
@@ -1244,13 +1249,13 @@ TEST_SUITE("graph") {
       SWT_CHECK_RESULT(g.cuGraphDestroyNode(fill), CUDA_ERROR_INVALID_VALUE);
       SWT_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &alloc_node, &fill, nullptr, 1),
                        CUDA_ERROR_INVALID_VALUE);
-      CUgraph parent = swt::create_graph();
+      CUgraph parent = swcu::test::create_graph();
       CUgraphNode child = nullptr;
       SWT_CHECK_RESULT(g.cuGraphAddChildGraphNode(&child, parent, nullptr, 0, graph),
                        CUDA_ERROR_INVALID_VALUE);
       SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(parent));
 
-      const CUgraphExec exec = swt::instantiate(graph);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       CUgraphExec second = nullptr;
       SWT_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
       run(exec);
@@ -1260,12 +1265,12 @@ TEST_SUITE("graph") {
       run(exec);  // each launch allocates and frees again
       CHECK(host == std::vector<unsigned>(n, 0x77));
       SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
-      const CUgraphExec again = swt::instantiate(graph);  // the first one is gone
+      const CUgraphExec again = swcu::test::instantiate(graph);  // the first one is gone
       SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(again));
     }
 
     SUBCASE("left allocated by a launch") {
-      const CUgraphExec exec = swt::instantiate(graph);
+      const CUgraphExec exec = swcu::test::instantiate(graph);
       run(exec);
       std::vector<unsigned> after(n);
       SWT_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_SUCCESS);
@@ -1274,7 +1279,7 @@ TEST_SUITE("graph") {
       SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));                            // frees it
       SWT_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_ERROR_INVALID_VALUE);
       const CUgraphExec auto_free =
-          swt::instantiate(graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+          swcu::test::instantiate(graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
       run(auto_free);
       run(auto_free);  // frees what the last launch left, then allocates again
       SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(auto_free));
@@ -1289,12 +1294,12 @@ TEST_SUITE("graph") {
       SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoHAsync_v2(host.data(), p, 64, stream));
       SWT_REQUIRE_SUCCESS(api().cuMemFreeAsync(p, stream));
       SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &captured));
-      const auto nodes = swt::nodes_of(captured);
+      const auto nodes = swcu::test::nodes_of(captured);
       REQUIRE(nodes.size() == 4);
-      CHECK(swt::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-      CHECK(swt::type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_MEM_FREE);
+      CHECK(swcu::test::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+      CHECK(swcu::test::type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_MEM_FREE);
       CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);  // graph memory is the graph's
-      const CUgraphExec exec = swt::instantiate(captured);
+      const CUgraphExec exec = swcu::test::instantiate(captured);
       run(exec);
       CHECK(host[0] == 0x05050505u);
       SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
@@ -1312,19 +1317,19 @@ TEST_SUITE("graph") {
     void* args[] = {const_cast<CUdeviceptr*>(&d), &a, &count_n};
     void* saxpy_args[] = {&a, const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d), &count_n};
     (void)args;
-    CUgraph graph = swt::create_graph();
-    const CUgraphNode fill = swt::add_fill32(graph, d, 0, 64, ctx);
+    CUgraph graph = swcu::test::create_graph();
+    const CUgraphNode fill = swcu::test::add_fill32(graph, d, 0, 64, ctx);
     CUgraphNode kernel = nullptr;
     const CUDA_KERNEL_NODE_PARAMS kp = saxpy_params(saxpy_args, 64);
     SWT_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
     std::vector<unsigned> host(64);
-    (void)swt::add_copy(graph, swt::address(host.data()), d, 256, ctx, {kernel});
-    CUgraph child = swt::create_graph();
-    (void)swt::add_empty(child);
+    (void)swcu::test::add_copy(graph, swcu::test::address(host.data()), d, 256, ctx, {kernel});
+    CUgraph child = swcu::test::create_graph();
+    (void)swcu::test::add_empty(child);
     CUgraphNode child_node = nullptr;
     SWT_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&child_node, graph, &kernel, 1, child));
 
-    swt::TempFile file;
+    swcu::test::TempFile file;
     SWT_REQUIRE_SUCCESS(g.cuGraphDebugDotPrint(graph, file.path(), 0));
     const std::string dot = file.read();
     CHECK(dot.rfind("digraph", 0) == 0);
@@ -1346,22 +1351,22 @@ TEST_SUITE("graph") {
     SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a context's destruction reclaims its graphs, executable graphs and captures") {
     const auto& g = gr();
     const std::size_t graphs = ctl.reclaimed_handles(SWCU_GRAPH);
     const std::size_t execs = ctl.reclaimed_handles(SWCU_GRAPH_EXEC);
-    CUcontext ctx = swt::create_context();
+    CUcontext ctx = swcu::test::create_context();
     int destroyed = 0;
     CUuserObject object = nullptr;
     SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(
         &object, &destroyed, [](void* p) { ++*static_cast<int*>(p); }, 1,
         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
-    CUgraph graph = swt::create_graph();  // the current context's
+    CUgraph graph = swcu::test::create_graph();  // the current context's
     SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
-    (void)swt::add_empty(graph);
-    (void)swt::instantiate(graph);
-    CUstream s = swt::create_stream();
+    (void)swcu::test::add_empty(graph);
+    (void)swcu::test::instantiate(graph);
+    CUstream s = swcu::test::create_stream();
     SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CHECK(ctl.live_handles(SWCU_GRAPH) == 2);
     SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
@@ -1377,9 +1382,9 @@ TEST_SUITE("graph") {
                     "a graph launch is a stream operation: faults, sticky errors, order") {
     const auto& g = gr();
     int ran = 0;
-    CUgraph graph = swt::create_graph();
-    (void)swt::add_host(graph, &count, &ran);
-    const CUgraphExec exec = swt::instantiate(graph);
+    CUgraph graph = swcu::test::create_graph();
+    (void)swcu::test::add_host(graph, &count, &ran);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     REQUIRE(ctl.add_fault_rule("cuGraphLaunch:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
     SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
     SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_LAUNCH_FAILED);
@@ -1394,11 +1399,11 @@ TEST_SUITE("graph") {
 
     // Launches of one executable graph are serialized across streams.
     Order order;
-    CUgraph ordered = swt::create_graph();
-    (void)swt::add_host(ordered, &Order::run, order.mark(1));
-    const CUgraphExec one = swt::instantiate(ordered);
-    CUstream other = swt::create_stream();
-    swt::Gate gate;
+    CUgraph ordered = swcu::test::create_graph();
+    (void)swcu::test::add_host(ordered, &Order::run, order.mark(1));
+    const CUgraphExec one = swcu::test::instantiate(ordered);
+    CUstream other = swcu::test::create_stream();
+    swcu::test::Gate gate;
     gate.start(ctx, stream);
     SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(one, stream));  // behind the gate
     SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(one, other));   // behind the first launch
@@ -1409,9 +1414,9 @@ TEST_SUITE("graph") {
 
     // A bad address breaks the context when the node runs, as on a GPU.
     CUdeviceptr d = alloc(64);
-    CUgraph bad = swt::create_graph();
-    (void)swt::add_fill32(bad, d, 1, 16, ctx);
-    const CUgraphExec bad_exec = swt::instantiate(bad);
+    CUgraph bad = swcu::test::create_graph();
+    (void)swcu::test::add_fill32(bad, d, 1, 16, ctx);
+    const CUgraphExec bad_exec = swcu::test::instantiate(bad);
     SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
     SWT_CHECK_RESULT(g.cuGraphLaunch(bad_exec, stream), CUDA_SUCCESS);
     SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_ILLEGAL_ADDRESS);
@@ -1429,13 +1434,13 @@ TEST_SUITE("deferred") {
   TEST_CASE_FIXTURE(GraphTest, "deferred: a graph launch runs when its stream is synchronized") {
     const auto& g = gr();
     Order order;
-    CUgraph graph = swt::create_graph();
-    const CUgraphNode a = swt::add_host(graph, &Order::run, order.mark(1));
-    CUevent done = swt::create_event();
+    CUgraph graph = swcu::test::create_graph();
+    const CUgraphNode a = swcu::test::add_host(graph, &Order::run, order.mark(1));
+    CUevent done = swcu::test::create_event();
     CUgraphNode record = nullptr;
     SWT_REQUIRE_SUCCESS(g.cuGraphAddEventRecordNode(&record, graph, &a, 1, done));
-    (void)swt::add_host(graph, &Order::run, order.mark(2), {record});
-    const CUgraphExec exec = swt::instantiate(graph);
+    (void)swcu::test::add_host(graph, &Order::run, order.mark(2), {record});
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
     SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(3)));
     CHECK(order.seen.empty());
@@ -1453,15 +1458,15 @@ TEST_SUITE("deferred") {
   TEST_CASE_FIXTURE(GraphTest, "deferred: a graph waits for the events its wait nodes name") {
     const auto& g = gr();
     Order order;
-    CUstream producer = swt::create_stream();
-    CUevent e = swt::create_event();
+    CUstream producer = swcu::test::create_stream();
+    CUevent e = swcu::test::create_event();
     SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(producer, &Order::run, order.mark(1)));
     SWT_REQUIRE_SUCCESS(api().cuEventRecord(e, producer));
-    CUgraph graph = swt::create_graph();
+    CUgraph graph = swcu::test::create_graph();
     CUgraphNode wait = nullptr;
     SWT_REQUIRE_SUCCESS(g.cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
-    (void)swt::add_host(graph, &Order::run, order.mark(2), {wait});
-    const CUgraphExec exec = swt::instantiate(graph);
+    (void)swcu::test::add_host(graph, &Order::run, order.mark(2), {wait});
+    const CUgraphExec exec = swcu::test::instantiate(graph);
     SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
     SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));  // runs the producer first
     CHECK(order.seen == std::vector{1, 2});

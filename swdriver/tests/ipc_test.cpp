@@ -17,9 +17,9 @@ extern char** environ;
 
 namespace {
 
-using swt::create_context;
-using swt::create_event;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_event;
+using swcu::test::create_stream;
 
 template <class Handle>
 std::string to_hex(const Handle& h) {
@@ -112,18 +112,18 @@ class Helper {
 
 struct IpcApi {
   PFN_cuIpcGetMemHandle_v4010 get_memory =
-      swt::proc<PFN_cuIpcGetMemHandle_v4010>("cuIpcGetMemHandle", 4010);
+      swcu::test::proc<PFN_cuIpcGetMemHandle_v4010>("cuIpcGetMemHandle", 4010);
   PFN_cuIpcOpenMemHandle_v11000 open_memory =
-      swt::proc<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle", 11000);
+      swcu::test::proc<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle", 11000);
   // The legacy cuIpcOpenMemHandle (same prototype; cudaTypedefs.h has no type of its own).
   PFN_cuIpcOpenMemHandle_v11000 open_memory_v1 =
-      swt::proc<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle", 4010);
+      swcu::test::proc<PFN_cuIpcOpenMemHandle_v11000>("cuIpcOpenMemHandle", 4010);
   PFN_cuIpcCloseMemHandle_v4010 close_memory =
-      swt::proc<PFN_cuIpcCloseMemHandle_v4010>("cuIpcCloseMemHandle", 4010);
+      swcu::test::proc<PFN_cuIpcCloseMemHandle_v4010>("cuIpcCloseMemHandle", 4010);
   PFN_cuIpcGetEventHandle_v4010 get_event =
-      swt::proc<PFN_cuIpcGetEventHandle_v4010>("cuIpcGetEventHandle", 4010);
+      swcu::test::proc<PFN_cuIpcGetEventHandle_v4010>("cuIpcGetEventHandle", 4010);
   PFN_cuIpcOpenEventHandle_v4010 open_event =
-      swt::proc<PFN_cuIpcOpenEventHandle_v4010>("cuIpcOpenEventHandle", 4010);
+      swcu::test::proc<PFN_cuIpcOpenEventHandle_v4010>("cuIpcOpenEventHandle", 4010);
 };
 
 const IpcApi& ipc() {
@@ -133,15 +133,15 @@ const IpcApi& ipc() {
 
 struct PoolIpcApi {
   PFN_cuMemPoolExportToShareableHandle_v11020 export_pool =
-      swt::proc<PFN_cuMemPoolExportToShareableHandle_v11020>("cuMemPoolExportToShareableHandle",
-                                                             11020);
+      swcu::test::proc<PFN_cuMemPoolExportToShareableHandle_v11020>(
+          "cuMemPoolExportToShareableHandle", 11020);
   PFN_cuMemPoolImportFromShareableHandle_v11020 import_pool =
-      swt::proc<PFN_cuMemPoolImportFromShareableHandle_v11020>("cuMemPoolImportFromShareableHandle",
-                                                               11020);
+      swcu::test::proc<PFN_cuMemPoolImportFromShareableHandle_v11020>(
+          "cuMemPoolImportFromShareableHandle", 11020);
   PFN_cuMemPoolExportPointer_v11020 export_pointer =
-      swt::proc<PFN_cuMemPoolExportPointer_v11020>("cuMemPoolExportPointer", 11020);
+      swcu::test::proc<PFN_cuMemPoolExportPointer_v11020>("cuMemPoolExportPointer", 11020);
   PFN_cuMemPoolImportPointer_v11020 import_pointer =
-      swt::proc<PFN_cuMemPoolImportPointer_v11020>("cuMemPoolImportPointer", 11020);
+      swcu::test::proc<PFN_cuMemPoolImportPointer_v11020>("cuMemPoolImportPointer", 11020);
 };
 
 const PoolIpcApi& pools() {
@@ -156,7 +156,7 @@ CUmemoryPool create_pool(CUmemAllocationHandleType handle_types) {
   props.handleTypes = handle_types;
   props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   CUmemoryPool pool = nullptr;
-  REQUIRE(swt::api().cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
   return pool;
 }
 
@@ -180,7 +180,7 @@ constexpr unsigned kInterprocess = CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCE
 }  // namespace
 
 TEST_SUITE("ipc") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "only cuMemAlloc memory can be exported") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "only cuMemAlloc memory can be exported") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0, pitched = 0, managed = 0, ordered = 0;
     std::size_t pitch = 0;
@@ -222,7 +222,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // frees the rest
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a process cannot open its own memory handle") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a process cannot open its own memory handle") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0, p = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 256));
@@ -243,7 +243,7 @@ TEST_SUITE("ipc") {
     CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "only interprocess events have handles") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "only interprocess events have handles") {
     const CUcontext ctx = create_context();
     const CUevent plain = create_event(CU_EVENT_DISABLE_TIMING);
     const CUevent shared = create_event(kInterprocess);
@@ -266,13 +266,14 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "an interprocess event works as usual in its own process") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "an interprocess event works as usual in its own process") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUstream t = create_stream();
     const CUevent e = create_event(kInterprocess);
     SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);  // never recorded
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
     SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
@@ -287,7 +288,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "fault rules apply to exporting") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "fault rules apply to exporting") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
@@ -310,7 +311,8 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "pools are exported and imported with the documented codes") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "pools are exported and imported with the documented codes") {
     const CUcontext ctx = create_context();
     const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     const CUmemoryPool plain = create_pool(CU_MEM_HANDLE_TYPE_NONE);
@@ -425,7 +427,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "fault rules apply to pool import and pointer export and import") {
     const CUcontext ctx = create_context();
     const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
@@ -460,7 +462,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "another process imports a pool and its allocation and writes to it") {
     const CUcontext ctx = create_context();
     const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
@@ -487,7 +489,8 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "another process maps exported memory and writes to it") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "another process maps exported memory and writes to it") {
     // Also run with two devices, with and without a peer link (CMakeLists.txt): the helper
     // opens the handle from a context of device 1 too.
     const CUcontext ctx = create_context();
@@ -507,7 +510,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a fault rule fails an open in the other process") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a fault rule fails an open in the other process") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
@@ -519,12 +522,12 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an exported event is waited for and recorded by another process") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent e = create_event(kInterprocess);
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));  // pending behind the gate
     CUipcEventHandle h{};
@@ -549,7 +552,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "memory and an event exported by another process") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "memory and an event exported by another process") {
     constexpr std::size_t count = 100;
     Helper helper({"serve", std::to_string(count)}, {"SWCUDA_EXEC=deferred"});
     const std::string line = helper.hear();
@@ -595,7 +598,7 @@ TEST_SUITE("ipc") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "imported memory and events go with their context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "imported memory and events go with their context") {
     constexpr std::size_t count = 16;
     Helper helper({"serve", std::to_string(count)}, {"SWCUDA_EXEC=deferred"});
     const std::string line = helper.hear();

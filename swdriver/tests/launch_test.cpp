@@ -12,8 +12,8 @@
 
 namespace {
 
-using swt::mod;
-using swt::ModuleTest;
+using swcu::test::mod;
+using swcu::test::ModuleTest;
 
 struct pair {
   double a;
@@ -44,9 +44,9 @@ void count_up(const swcu_launch* launch, void* user) {
 
 struct Registration {
   Registration(const char* name, swcu_kernel_fn fn, void* user) : name_(name) {
-    REQUIRE(swt::control().register_kernel(name, fn, user) == 0);
+    REQUIRE(swcu::test::control().register_kernel(name, fn, user) == 0);
   }
-  ~Registration() { swt::control().register_kernel(name_, nullptr, nullptr); }
+  ~Registration() { swcu::test::control().register_kernel(name_, nullptr, nullptr); }
   Registration(const Registration&) = delete;
   Registration& operator=(const Registration&) = delete;
 
@@ -55,7 +55,7 @@ struct Registration {
 };
 
 struct LaunchTest : ModuleTest {
-  LaunchTest() : m(load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")))) {}
+  LaunchTest() : m(load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")))) {}
   ~LaunchTest() { mod().cuModuleUnload(m); }
   LaunchTest(const LaunchTest&) = delete;
   LaunchTest& operator=(const LaunchTest&) = delete;
@@ -102,7 +102,7 @@ TEST_SUITE("launches") {
     CUdeviceptr dx = 0, dy = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dx, n * sizeof(float)));
     SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dy, n * sizeof(float)));
-    const CUstream s = swt::create_stream();
+    const CUstream s = swcu::test::create_stream();
     SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dx, x.data(), n * sizeof(float), s));
     SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dy, y.data(), n * sizeof(float), s));
     float a = 2.0f;
@@ -324,9 +324,9 @@ TEST_SUITE("launches") {
     CHECK(l.priority == -3);
 
     CUlaunchAttribute unknown{};
-    unknown.id = swt::invalid_enum<CUlaunchAttributeID>(999);
+    unknown.id = swcu::test::invalid_enum<CUlaunchAttributeID>(999);
     SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
-    unknown.id = swt::invalid_enum<CUlaunchAttributeID>(15);
+    unknown.id = swcu::test::invalid_enum<CUlaunchAttributeID>(15);
     SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
     CUlaunchAttribute graphs_only{};
     graphs_only.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
@@ -345,8 +345,8 @@ TEST_SUITE("launches") {
     SWT_CHECK_RESULT(mod().cuLaunchKernelEx(&c, f, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
 
     // A completion event is recorded after the kernel; it must not time.
-    const CUevent timing = swt::create_event();
-    const CUevent quiet = swt::create_event(CU_EVENT_DISABLE_TIMING);
+    const CUevent timing = swcu::test::create_event();
+    const CUevent quiet = swcu::test::create_event(CU_EVENT_DISABLE_TIMING);
     CUlaunchAttribute completion{};
     completion.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
     completion.value.launchCompletionEvent.event = timing;
@@ -382,8 +382,8 @@ TEST_SUITE("launches") {
     std::vector<int> order;
     const Registration r("count_up", &record_order, &order);
     const CUfunction f = function(m, "count_up");
-    const CUstream s = swt::create_stream();
-    swt::Log log;
+    const CUstream s = swcu::test::create_stream();
+    swcu::test::Log log;
     int one = 1, three = 3;
     void* p1[] = {&one};
     void* p3[] = {&three};
@@ -407,8 +407,8 @@ TEST_SUITE("launches") {
         [](const swcu_launch*, void* user) {
           auto& s = *static_cast<Seen*>(user);
           int count = 0;
-          s.driver = swt::api().cuDeviceGetCount(&count);
-          s.log_size = swt::control().launch_log_size();
+          s.driver = swcu::test::api().cuDeviceGetCount(&count);
+          s.log_size = swcu::test::control().launch_log_size();
         },
         &seen);
     ctl.clear_launch_log();
@@ -445,10 +445,11 @@ TEST_SUITE("launches") {
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a kernel without a host function runs its PTX and is logged") {
-    const CUmodule m = load(swt::ptx(".visible .entry never_registered_kernel() { ret; }\n"));
+    const CUmodule m =
+        load(swcu::test::ptx(".visible .entry never_registered_kernel() { ret; }\n"));
     const CUfunction f = function(m, "never_registered_kernel");
     ctl.clear_launch_log();
-    swt::StderrCapture capture;
+    swcu::test::StderrCapture capture;
     for (int i = 0; i < 3; ++i) {
       SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
     }
@@ -460,11 +461,11 @@ TEST_SUITE("launches") {
 
   TEST_CASE_FIXTURE(ModuleTest, "a kernel with neither PTX nor a host function is refused") {
     // A cubin holds only SASS: a GPU would run it, the software driver cannot, and says so.
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.cubin"));
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.cubin"));
     const CUmodule m = load(image);
     const CUfunction f = function(m, "no_params");
     ctl.clear_launch_log();
-    swt::StderrCapture capture;
+    swcu::test::StderrCapture capture;
     SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
                      CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
@@ -480,7 +481,7 @@ TEST_SUITE("launches") {
     std::vector<int> order;
     const Registration r("count_up", &record_order, &order);
     CUlibrary lib = nullptr;
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.cubin"));
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.cubin"));
     SWT_REQUIRE_SUCCESS(
         mod().cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     CUkernel k = nullptr;
@@ -490,7 +491,7 @@ TEST_SUITE("launches") {
     void* params[] = {&seven};
     SWT_REQUIRE_SUCCESS(
         mod().cuLaunchKernel(as_function, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
-    const CUstream s = swt::create_stream();
+    const CUstream s = swcu::test::create_stream();
     seven = 8;
     CUlaunchConfig c{};
     c.gridDimX = c.gridDimY = c.gridDimZ = c.blockDimX = c.blockDimY = c.blockDimZ = 1;
@@ -505,7 +506,7 @@ TEST_SUITE("launches") {
     CHECK(blocks == 8);
 
     // A module function of another context is refused on this context's stream.
-    const CUcontext other = swt::create_context();
+    const CUcontext other = swcu::test::create_context();
     CUmodule m = nullptr;
     SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.data()));
     CUfunction foreign = nullptr;
@@ -578,7 +579,7 @@ TEST_SUITE("launches") {
     int v = 1;
     void* params[] = {&v};
     REQUIRE(ctl.add_fault_rule("cuLaunchKernel:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
-    const CUstream s = swt::create_stream();
+    const CUstream s = swcu::test::create_stream();
     SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));  // the call succeeds
     v = 2;
     SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));
@@ -598,8 +599,8 @@ TEST_SUITE("deferred") {
     std::vector<int> order;
     const Registration r("count_up", &record_order, &order);
     const CUfunction f = function(m, "count_up");
-    const CUstream s = swt::create_stream();
-    const CUevent e = swt::create_event();
+    const CUstream s = swcu::test::create_stream();
+    const CUevent e = swcu::test::create_event();
     int one = 1, two = 2;
     void* p1[] = {&one};
     void* p2[] = {&two};

@@ -1,5 +1,5 @@
-// The JIT linker (swdriver/src/module/link.cpp): cuLink* merge PTX inputs into one PTX module, which
-// cuModuleLoadData loads; LTO-IR goes through nvJitLink; SASS-only inputs are refused.
+// The JIT linker (swdriver/src/module/link.cpp): cuLink* merge PTX inputs into one PTX module,
+// which cuModuleLoadData loads; LTO-IR goes through nvJitLink; SASS-only inputs are refused.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 
 namespace {
 
-using swt::mod;
+using swcu::test::mod;
 
 // A kernel that calls an external device function, and the input that defines it. Both have
 // an internal global named $str (as nvcc's string literals are), which the merge renames.
@@ -130,21 +130,21 @@ struct Link {
                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     values = {info, reinterpret_cast<void*>(std::uintptr_t{sizeof info}), error,
               reinterpret_cast<void*>(std::uintptr_t{sizeof error})};
-    SWT_REQUIRE_SUCCESS(swt::api().cuLinkCreate_v2(static_cast<unsigned>(options.size()),
-                                                   options.data(), values.data(), &state));
+    SWT_REQUIRE_SUCCESS(swcu::test::api().cuLinkCreate_v2(static_cast<unsigned>(options.size()),
+                                                          options.data(), values.data(), &state));
   }
   ~Link() {
-    if (state != nullptr) swt::api().cuLinkDestroy(state);
+    if (state != nullptr) swcu::test::api().cuLinkDestroy(state);
   }
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
   CUresult add(CUjitInputType type, const std::string& bytes, const char* name) {
-    return swt::api().cuLinkAddData_v2(state, type, const_cast<char*>(bytes.c_str()),
-                                       type == CU_JIT_INPUT_PTX ? bytes.size() + 1 : bytes.size(),
-                                       name, 0, nullptr, nullptr);
+    return swcu::test::api().cuLinkAddData_v2(
+        state, type, const_cast<char*>(bytes.c_str()),
+        type == CU_JIT_INPUT_PTX ? bytes.size() + 1 : bytes.size(), name, 0, nullptr, nullptr);
   }
-  CUresult complete() { return swt::api().cuLinkComplete(state, &image, &size); }
+  CUresult complete() { return swcu::test::api().cuLinkComplete(state, &image, &size); }
   [[nodiscard]] std::string text() const { return static_cast<const char*>(image); }
   [[nodiscard]] std::size_t error_size() const {
     return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(values[3]));
@@ -162,7 +162,7 @@ struct Link {
 // Runs `f` on one block of data.size() threads over a copy of `data` (parameters: the device
 // pointer, then the element count, for kernels that take it); returns the data afterwards.
 std::vector<int> run(CUfunction f, std::vector<int> data) {
-  const swt::Api& cu = swt::api();
+  const swcu::test::Api& cu = swcu::test::api();
   CUdeviceptr d = 0;
   const std::size_t bytes = data.size() * sizeof(int);
   SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, bytes));
@@ -187,7 +187,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_SUITE("link") {
-  TEST_CASE_FIXTURE(swt::ModuleTest, "two PTX inputs link into one loadable PTX module") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "two PTX inputs link into one loadable PTX module") {
     Link link;
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
@@ -222,7 +222,7 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "a definition before its extern declaration drops it") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "a definition before its extern declaration drops it") {
     Link link;
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, nullptr));
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, nullptr));
@@ -236,7 +236,7 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "internal functions of two inputs are kept apart") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "internal functions of two inputs are kept apart") {
     // Each input has its own internal (static) helper and a kernel that calls it.
     const auto input = [](const std::string& kernel, int add) {
       return ".version 9.0\n.target sm_90\n.address_size 64\n"
@@ -267,7 +267,7 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "debug file numbers of each input are kept apart") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "debug file numbers of each input are kept apart") {
     // Line information (nvcc -lineinfo): each input numbers its files from 1.
     const auto input = [](const std::string& kernel, const std::string& file) {
       return ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry " + kernel +
@@ -286,7 +286,7 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "a .visible definition wins over a .weak one") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "a .visible definition wins over a .weak one") {
     std::string weak = kCallee;
     weak.replace(weak.find(".visible .func"), 8, ".weak");
     weak.replace(weak.find("$str"), 4, "$weak");
@@ -303,7 +303,7 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "the built-in vprintf may stay unresolved") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "the built-in vprintf may stay unresolved") {
     Link link;
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kPrinter, "printer.ptx"));
     std::string second = kPrinter;
@@ -318,10 +318,10 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest,
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
                     "a fatbin input gives its PTX and an ELF-only one is refused") {
     Link link;
-    const std::string fatbin = swt::read_bytes(swt::kernel_file("sw_kernels.fatbin"));
+    const std::string fatbin = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.fatbin"));
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_FATBINARY, fatbin, "sw_kernels.fatbin"));
     SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
     SWT_REQUIRE_SUCCESS(link.complete());
@@ -331,7 +331,8 @@ TEST_SUITE("link") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
     Link sass;
-    const std::string sm80 = swt::read_bytes(swt::kernel_file("sw_kernels_sm80.fatbin"));
+    const std::string sm80 =
+        swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels_sm80.fatbin"));
     SWT_CHECK_RESULT(sass.add(CU_JIT_INPUT_FATBINARY, sm80, "sm80.fatbin"),
                      CUDA_ERROR_INVALID_IMAGE);
     const std::string error = sass.error;
@@ -340,9 +341,10 @@ TEST_SUITE("link") {
     CHECK_EQ(sass.error_size(), error.size());
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "cubins and SASS-only objects are refused with a reason") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
+                    "cubins and SASS-only objects are refused with a reason") {
     Link link;
-    const std::string cubin = swt::read_bytes(swt::kernel_file("sw_kernels.cubin"));
+    const std::string cubin = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.cubin"));
     SWT_CHECK_RESULT(link.add(CU_JIT_INPUT_CUBIN, cubin, "k.cubin"), CUDA_ERROR_INVALID_IMAGE);
     CHECK_NE(std::string(link.error).find("k.cubin: a cubin is SASS"), std::string::npos);
     SWT_CHECK_RESULT(link.add(CU_JIT_INPUT_OBJECT, cubin, "k.o"), CUDA_ERROR_INVALID_IMAGE);
@@ -354,7 +356,7 @@ TEST_SUITE("link") {
     CHECK_NE(std::string(link.error).find("nothing to link"), std::string::npos);
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "unresolved and duplicate symbols fail the link") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "unresolved and duplicate symbols fail the link") {
     {
       Link link;
       SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
@@ -375,7 +377,7 @@ TEST_SUITE("link") {
     }
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "bad input and bad calls get the documented codes") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "bad input and bad calls get the documented codes") {
     CUlinkState state = nullptr;
     SWT_CHECK_RESULT(cu.cuLinkCreate_v2(0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(cu.cuLinkCreate_v2(1, nullptr, nullptr, &state), CUDA_ERROR_INVALID_VALUE);
@@ -384,7 +386,7 @@ TEST_SUITE("link") {
     SWT_CHECK_RESULT(
         cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, nullptr, 4, "x", 0, nullptr, nullptr),
         CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, swt::invalid_enum<CUjitInputType>(42), ptx,
+    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, swcu::test::invalid_enum<CUjitInputType>(42), ptx,
                                          sizeof ptx, "x", 0, nullptr, nullptr),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(
@@ -431,32 +433,33 @@ TEST_SUITE("link") {
                      CUDA_ERROR_INVALID_HANDLE);
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "a PTX file links through cuLinkAddFile and the 5.5 ABI") {
-    const auto create = swt::proc<PFN_cuLinkCreate_v6050>("cuLinkCreate", 5050);
-    const auto add_file = swt::proc<PFN_cuLinkAddFile_v6050>("cuLinkAddFile", 5050);
-    CHECK_EQ(swt::exported_name(reinterpret_cast<const void*>(create)), "cuLinkCreate");
-    CHECK_EQ(swt::exported_name(reinterpret_cast<const void*>(add_file)), "cuLinkAddFile");
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
+                    "a PTX file links through cuLinkAddFile and the 5.5 ABI") {
+    const auto create = swcu::test::proc<PFN_cuLinkCreate_v6050>("cuLinkCreate", 5050);
+    const auto add_file = swcu::test::proc<PFN_cuLinkAddFile_v6050>("cuLinkAddFile", 5050);
+    CHECK_EQ(swcu::test::exported_name(reinterpret_cast<const void*>(create)), "cuLinkCreate");
+    CHECK_EQ(swcu::test::exported_name(reinterpret_cast<const void*>(add_file)), "cuLinkAddFile");
     CUlinkState state = nullptr;
     SWT_REQUIRE_SUCCESS(create(0, nullptr, nullptr, &state));
-    const std::string path = swt::kernel_file("sw_kernels.ptx");
+    const std::string path = swcu::test::kernel_file("sw_kernels.ptx");
     SWT_CHECK_RESULT(add_file(state, CU_JIT_INPUT_PTX, path.c_str(), 0, nullptr, nullptr),
                      CUDA_SUCCESS);
     void* image = nullptr;
-    SWT_CHECK_RESULT(swt::api().cuLinkComplete(state, &image, nullptr), CUDA_SUCCESS);
+    SWT_CHECK_RESULT(swcu::test::api().cuLinkComplete(state, &image, nullptr), CUDA_SUCCESS);
     if (image != nullptr) {
       const CUmodule m = load(static_cast<const char*>(image));
       (void)function(m, "saxpy");
       SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
-    SWT_REQUIRE_SUCCESS(swt::api().cuLinkDestroy(state));
+    SWT_REQUIRE_SUCCESS(swcu::test::api().cuLinkDestroy(state));
   }
 
-  TEST_CASE_FIXTURE(swt::ModuleTest, "LTO-IR inputs become PTX through nvJitLink") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "LTO-IR inputs become PTX through nvJitLink") {
     // The fatbin and link_lto_only.o hold only LTO-IR; link_lto.o also has PTX, taken as is.
     for (const char* file : {"link_lto.fatbin", "link_lto.o", "link_lto_only.o"}) {
       CAPTURE(file);
       Link link;
-      const std::string lto = swt::read_bytes(swt::kernel_file(file));
+      const std::string lto = swcu::test::read_bytes(swcu::test::kernel_file(file));
       const CUjitInputType type =
           std::string(file).ends_with(".o") ? CU_JIT_INPUT_OBJECT : CU_JIT_INPUT_NVVM;
       SWT_REQUIRE_SUCCESS(link.add(type, lto, file));
@@ -471,16 +474,17 @@ TEST_SUITE("link") {
   }
 
   TEST_CASE("cuLinkCreate needs a current context") {
-    swt::DriverTest t;
+    swcu::test::DriverTest t;
     CUlinkState state = nullptr;
     SWT_CHECK_RESULT(t.cu.cuLinkCreate_v2(0, nullptr, nullptr, &state), CUDA_ERROR_INVALID_CONTEXT);
   }
 }
 
 TEST_SUITE("env") {
-  TEST_CASE_FIXTURE(swt::ModuleTest, "link: without nvJitLink an LTO-IR input is not supported") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
+                    "link: without nvJitLink an LTO-IR input is not supported") {
     Link link;
-    const std::string lto = swt::read_bytes(swt::kernel_file("link_lto.fatbin"));
+    const std::string lto = swcu::test::read_bytes(swcu::test::kernel_file("link_lto.fatbin"));
     SWT_CHECK_RESULT(link.add(CU_JIT_INPUT_NVVM, lto, "lto.fatbin"), CUDA_ERROR_NOT_SUPPORTED);
     const std::string error = link.error;
     CHECK_NE(error.find("lto.fatbin: LTO-IR needs nvJitLink"), std::string::npos);

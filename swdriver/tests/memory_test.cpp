@@ -11,18 +11,18 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_stream;
 
 CUdeviceptr allocate(std::size_t bytes) {
   CUdeviceptr p = 0;
-  REQUIRE(swt::api().cuMemAlloc_v2(&p, bytes) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemAlloc_v2(&p, bytes) == CUDA_SUCCESS);
   return p;
 }
 
 std::size_t free_memory() {
   std::size_t free = 0, total = 0;
-  REQUIRE(swt::api().cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS);
   return free;
 }
 
@@ -35,7 +35,7 @@ std::size_t resident_bytes() {
 
 int range_int(CUmem_range_attribute attribute, CUdeviceptr p, std::size_t bytes) {
   int value = -100;
-  REQUIRE(swt::api().cuMemRangeGetAttribute(&value, sizeof value, attribute, p, bytes) ==
+  REQUIRE(swcu::test::api().cuMemRangeGetAttribute(&value, sizeof value, attribute, p, bytes) ==
           CUDA_SUCCESS);
   return value;
 }
@@ -56,14 +56,14 @@ CUmemLocation host_location() {
 template <class T>
 T pointer_attribute(CUpointer_attribute attribute, CUdeviceptr p) {
   T value{};
-  REQUIRE(swt::api().cuPointerGetAttribute(&value, attribute, p) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuPointerGetAttribute(&value, attribute, p) == CUDA_SUCCESS);
   return value;
 }
 
 }  // namespace
 
 TEST_SUITE("memory") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "device memory is host memory charged to its device") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "device memory is host memory charged to its device") {
     const CUcontext ctx = create_context();
     std::size_t free = 0, total = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
@@ -91,7 +91,8 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "memory is freed by its address with any context current") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "memory is freed by its address with any context current") {
     const CUcontext first = create_context();
     const CUdeviceptr a = allocate(64);
     const CUdeviceptr b = allocate(64);
@@ -109,7 +110,7 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(first));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "allocation arguments are validated") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "allocation arguments are validated") {
     CUdeviceptr p = 77;
     SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&p, 16), CUDA_ERROR_INVALID_CONTEXT);
     std::size_t free = 0, total = 0;
@@ -123,7 +124,8 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a large allocation costs nothing until it is touched") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a large allocation costs nothing until it is touched") {
     const CUcontext ctx = create_context();
     const std::size_t before = resident_bytes();
     const CUdeviceptr p = allocate(size_t{1} << 30);
@@ -133,7 +135,7 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "pitched allocations round the pitch up to 512 bytes") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "pitched allocations round the pitch up to 512 bytes") {
     const CUcontext ctx = create_context();
     const std::size_t free = free_memory();
     CUdeviceptr p = 0;
@@ -160,7 +162,8 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "pinned host memory keeps its flags and maps when asked") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "pinned host memory keeps its flags and maps when asked") {
     const CUcontext ctx = create_context();
     const std::size_t free = free_memory();
     void* plain = nullptr;
@@ -198,7 +201,7 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "host registrations are tracked by page and must not overlap") {
     const CUcontext ctx = create_context();
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -240,7 +243,8 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "managed memory records advice and prefetch locations") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "managed memory records advice and prefetch locations") {
     const CUcontext ctx = create_context();
     const std::size_t free = free_memory();
     CUdeviceptr m = 0;
@@ -328,7 +332,7 @@ TEST_SUITE("memory") {
                      CUDA_ERROR_INVALID_DEVICE);
     SWT_CHECK_RESULT(cu.cuMemPrefetchAsync_v2(m, 4, host_location(), 1, s),
                      CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemAdvise_v2(m, 4, swt::invalid_enum<CUmem_advise>(99), {}),
+    SWT_CHECK_RESULT(cu.cuMemAdvise_v2(m, 4, swcu::test::invalid_enum<CUmem_advise>(99), {}),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(
         cu.cuMemAdvise_v2(m, 4, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, device_location(3)),
@@ -339,7 +343,7 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "pointer attributes describe each kind of memory") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "pointer attributes describe each kind of memory") {
     const CUcontext ctx = create_context();
     const CUdeviceptr d = allocate(100);
     void* pinned = nullptr;
@@ -392,7 +396,7 @@ TEST_SUITE("memory") {
     CHECK(owner == ctx);
     CHECK(ordinal == 0);
     SWT_CHECK_RESULT(
-        cu.cuPointerGetAttribute(&type, swt::invalid_enum<CUpointer_attribute>(999), d),
+        cu.cuPointerGetAttribute(&type, swcu::test::invalid_enum<CUpointer_attribute>(999), d),
         CUDA_ERROR_INVALID_VALUE);
 
     unsigned sync = 1;
@@ -409,7 +413,7 @@ TEST_SUITE("memory") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "destroying a context frees its memory as reclaimed") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "destroying a context frees its memory as reclaimed") {
     const CUcontext ctx = create_context();
     const std::size_t free = free_memory();
     static_cast<void>(allocate(1 << 20));

@@ -1,5 +1,5 @@
 // Helpers for the module, library, launch and occupancy tests: the driver functions they call
-// (resolved like swt::api()), the test kernels nvcc built, and small builders.
+// (resolved like swcu::test::api()), the test kernels nvcc built, and small builders.
 #pragma once
 
 #include <cuda.h>
@@ -14,7 +14,7 @@
 #include "sched_support.hpp"
 #include "swdriver_test.hpp"
 
-namespace swt {
+namespace swcu::test {
 
 // X(member, base name, version): the functions of ModuleApi, each at the version that gives the
 // export the member is named after.
@@ -174,4 +174,4 @@ inline std::string ptx(const std::string& body) {
   return ".version 9.0\n.target sm_90\n.address_size 64\n" + body;
 }
 
-}  // namespace swt
+}  // namespace swcu::test

@@ -11,8 +11,8 @@
 
 namespace {
 
-using swt::mod;
-using swt::ModuleTest;
+using swcu::test::mod;
+using swcu::test::ModuleTest;
 using Layout = std::vector<std::pair<std::size_t, std::size_t>>;
 
 const Layout kSaxpy{{0, 4}, {8, 8}, {16, 8}, {24, 4}};
@@ -154,7 +154,7 @@ TEST_SUITE("modules") {
   TEST_CASE_FIXTURE(ModuleTest, "every image kind lists the same kernels with the same layouts") {
     for (const char* file : kImages) {
       CAPTURE(file);
-      const std::string image = swt::read_bytes(swt::kernel_file(file));
+      const std::string image = swcu::test::read_bytes(swcu::test::kernel_file(file));
       const CUmodule m = load(image);
       CHECK(ctl.live_handles(SWCU_MODULE) == 1);
       auto names = this->names(m);
@@ -171,7 +171,7 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "the PTX parser reads the declaration forms compilers emit") {
-    const std::string text = swt::ptx(R"(
+    const std::string text = swcu::test::ptx(R"(
 // .visible .entry commented_out(.param .u32 x)
 /* .entry also_commented_out(
      .param .u64 p) */
@@ -243,7 +243,7 @@ TEST_SUITE("modules") {
     SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&p, &bytes, m, "scaled"));
     CHECK(bytes == 12);
     float values[3] = {};
-    SWT_REQUIRE_SUCCESS(swt::api().cuMemcpyDtoH_v2(values, p, sizeof values));
+    SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(values, p, sizeof values));
     CHECK(values[0] == 1.0f);
     CHECK(values[1] == 2.0f);
     CHECK(values[2] == 3.0f);
@@ -270,13 +270,13 @@ TEST_SUITE("modules") {
                      "ELF garbage"),
          CUDA_ERROR_INVALID_IMAGE, "ELF"},
         {".version 9.0\n.address_size 64\n", CUDA_ERROR_INVALID_PTX, "no .target"},
-        {swt::ptx(".visible .entry x(\n.param .u33 a)\n{ ret; }\n"), CUDA_ERROR_INVALID_PTX,
+        {swcu::test::ptx(".visible .entry x(\n.param .u33 a)\n{ ret; }\n"), CUDA_ERROR_INVALID_PTX,
          "line 5: unexpected '.u33'"},
-        {swt::ptx(".entry x() { ret;\n"), CUDA_ERROR_INVALID_PTX, "never closed"},
-        {swt::ptx(".entry () { ret; }\n"), CUDA_ERROR_INVALID_PTX, "expected a kernel name"},
-        {swt::ptx(".entry x() { ret; }\n.entry x() { ret; }\n"), CUDA_ERROR_INVALID_PTX,
+        {swcu::test::ptx(".entry x() { ret;\n"), CUDA_ERROR_INVALID_PTX, "never closed"},
+        {swcu::test::ptx(".entry () { ret; }\n"), CUDA_ERROR_INVALID_PTX, "expected a kernel name"},
+        {swcu::test::ptx(".entry x() { ret; }\n.entry x() { ret; }\n"), CUDA_ERROR_INVALID_PTX,
          "defined twice"},
-        {swt::ptx("/* unterminated\n"), CUDA_ERROR_INVALID_PTX, "unterminated /* comment"},
+        {swcu::test::ptx("/* unterminated\n"), CUDA_ERROR_INVALID_PTX, "unterminated /* comment"},
         {".version 9.9\n.target sm_90\n", CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "PTX ISA 9.9"},
         {".version 9.0\n.target sm_100a\n", CUDA_ERROR_INVALID_PTX, "newer than the device"},
     };
@@ -298,7 +298,7 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a PTX load writes an info log and a zero wall time") {
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.ptx"));
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     Jit jit;
     CUmodule m = nullptr;
     SWT_REQUIRE_SUCCESS(jit.load(&m, image.c_str()));
@@ -321,7 +321,7 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "JIT options are checked and some change what is reported") {
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.ptx"));
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     CUmodule m = nullptr;
     std::array<CUjit_option, 2> options{CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK};
     std::array<void*, 2> values{reinterpret_cast<void*>(std::uintptr_t{24}),
@@ -332,7 +332,7 @@ TEST_SUITE("modules") {
     CHECK(attribute(function(m, "saxpy"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 128);
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
-    auto unknown = swt::invalid_enum<CUjit_option>(CU_JIT_NUM_OPTIONS);
+    auto unknown = swcu::test::invalid_enum<CUjit_option>(CU_JIT_NUM_OPTIONS);
     void* value = nullptr;
     SWT_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image.c_str(), 1, &unknown, &value),
                      CUDA_ERROR_INVALID_VALUE);
@@ -346,7 +346,7 @@ TEST_SUITE("modules") {
   TEST_CASE_FIXTURE(ModuleTest, "code for another architecture is CUDA_ERROR_NO_BINARY_FOR_GPU") {
     for (const char* file : {"sw_kernels_sm80.cubin", "sw_kernels_sm80.fatbin"}) {
       CAPTURE(file);
-      const std::string image = swt::read_bytes(swt::kernel_file(file));
+      const std::string image = swcu::test::read_bytes(swcu::test::kernel_file(file));
       Jit jit;
       CUmodule m = nullptr;
       SWT_CHECK_RESULT(jit.load(&m, image.data()), CUDA_ERROR_NO_BINARY_FOR_GPU);
@@ -359,7 +359,7 @@ TEST_SUITE("modules") {
     CUmodule m = nullptr;
     for (const char* file : {"sw_kernels.ptx", "sw_kernels.cubin", "sw_kernels.fatbin"}) {
       CAPTURE(file);
-      SWT_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, swt::kernel_file(file).c_str()));
+      SWT_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, swcu::test::kernel_file(file).c_str()));
       CHECK(names(m).size() == kKernelNames.size());
       SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
@@ -367,7 +367,7 @@ TEST_SUITE("modules") {
     SWT_CHECK_RESULT(mod().cuModuleLoad(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
 
     // The wrapper nvcc puts in host objects (fatbinary_section.h): magic, version, data.
-    const std::string bytes = swt::read_bytes(swt::kernel_file("sw_kernels.fatbin"));
+    const std::string bytes = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.fatbin"));
     std::vector<unsigned long long> data((bytes.size() + 7) / 8);
     std::memcpy(data.data(), bytes.data(), bytes.size());
     struct {
@@ -422,37 +422,37 @@ TEST_SUITE("modules") {
     const CUmodule with_info = load(tiny_cubin("described", true, info));
     CHECK(layout(function(with_info, "described")) == Layout{{0, 8}, {8, 4}});
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(with_info));
-    SWT_REQUIRE_SUCCESS(swt::api().cuCtxSynchronize());
+    SWT_REQUIRE_SUCCESS(swcu::test::api().cuCtxSynchronize());
   }
 
   TEST_CASE_FIXTURE(ModuleTest,
                     "globals are zeroed device memory of the module, with initial values") {
     for (const char* file : {"sw_kernels.ptx", "sw_kernels.cubin"}) {
       CAPTURE(file);
-      const CUmodule m = load(swt::read_bytes(swt::kernel_file(file)));
+      const CUmodule m = load(swcu::test::read_bytes(swcu::test::kernel_file(file)));
       CUdeviceptr counter = 0;
       std::size_t bytes = 0;
       SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, &bytes, m, "counter"));
       CHECK(bytes == 4);
       CHECK(counter != 0);
       int value = -1;
-      SWT_REQUIRE_SUCCESS(swt::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
+      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
       CHECK(value == 0);
       value = 41;
-      SWT_REQUIRE_SUCCESS(swt::api().cuMemcpyHtoD_v2(counter, &value, sizeof value));
+      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyHtoD_v2(counter, &value, sizeof value));
       value = 0;
-      SWT_REQUIRE_SUCCESS(swt::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
+      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
       CHECK(value == 41);
       // Beyond the end is not the global's.
       int two[2] = {};
-      SWT_CHECK_RESULT(swt::api().cuMemcpyDtoH_v2(two, counter, sizeof two),
+      SWT_CHECK_RESULT(swcu::test::api().cuMemcpyDtoH_v2(two, counter, sizeof two),
                        CUDA_ERROR_INVALID_VALUE);
 
       CUdeviceptr table = 0;
       SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&table, &bytes, m, "table"));
       CHECK(bytes == 32);
       int t[8] = {};
-      SWT_REQUIRE_SUCCESS(swt::api().cuMemcpyDtoH_v2(t, table, sizeof t));
+      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(t, table, sizeof t));
       CHECK(t[0] == 1);
       CHECK(t[7] == 8);
       SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(nullptr, &bytes, m, "coefficients"));
@@ -469,16 +469,16 @@ TEST_SUITE("modules") {
       // The memory subsystem knows it: its range and context, and it is not cuMemFree's.
       CUdeviceptr base = 0;
       std::size_t size = 0;
-      SWT_REQUIRE_SUCCESS(swt::api().cuMemGetAddressRange_v2(&base, &size, table + 4));
+      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemGetAddressRange_v2(&base, &size, table + 4));
       CHECK(base == table);
       CHECK(size == 32);
       CUcontext owner = nullptr;
       SWT_REQUIRE_SUCCESS(
-          swt::api().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, table));
+          swcu::test::api().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, table));
       CHECK(owner == ctx);
-      SWT_CHECK_RESULT(swt::api().cuMemFree_v2(table), CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(swcu::test::api().cuMemFree_v2(table), CUDA_ERROR_INVALID_VALUE);
       SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
-      SWT_CHECK_RESULT(swt::api().cuMemcpyDtoH_v2(&value, counter, sizeof value),
+      SWT_CHECK_RESULT(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value),
                        CUDA_ERROR_INVALID_VALUE);  // gone with its module
     }
   }
@@ -487,7 +487,7 @@ TEST_SUITE("modules") {
     for (const char* file : {"sw_kernels.ptx", "sw_kernels.cubin"}) {
       CAPTURE(file);
       const bool ptx = std::string(file).ends_with(".ptx");
-      const CUmodule m = load(swt::read_bytes(swt::kernel_file(file)));
+      const CUmodule m = load(swcu::test::read_bytes(swcu::test::kernel_file(file)));
       const CUfunction saxpy = function(m, "saxpy");
       CHECK(attribute(saxpy, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 1024);
       CHECK(attribute(saxpy, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) == 0);
@@ -508,9 +508,9 @@ TEST_SUITE("modules") {
       CHECK(attribute(saxpy, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) == 0);
       CHECK(attribute(saxpy, CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE) == 0);
       int value = 0;
-      SWT_CHECK_RESULT(
-          mod().cuFuncGetAttribute(&value, swt::invalid_enum<CUfunction_attribute>(16), saxpy),
-          CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(mod().cuFuncGetAttribute(
+                           &value, swcu::test::invalid_enum<CUfunction_attribute>(16), saxpy),
+                       CUDA_ERROR_INVALID_VALUE);
       SWT_CHECK_RESULT(mod().cuFuncGetAttribute(nullptr, CU_FUNC_ATTRIBUTE_NUM_REGS, saxpy),
                        CUDA_ERROR_INVALID_VALUE);
 
@@ -538,7 +538,7 @@ TEST_SUITE("modules") {
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "settable function attributes read back and others are refused") {
-    const CUmodule m = load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")));
+    const CUmodule m = load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")));
     const CUfunction f = function(m, "no_params");
     const auto set = [&](CUfunction_attribute a, int v) {
       return mod().cuFuncSetAttribute(f, a, v);
@@ -574,20 +574,21 @@ TEST_SUITE("modules") {
           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET}) {
       SWT_CHECK_RESULT(set(read_only, 1), CUDA_ERROR_INVALID_VALUE);
     }
-    SWT_CHECK_RESULT(set(swt::invalid_enum<CUfunction_attribute>(99), 1), CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(set(swcu::test::invalid_enum<CUfunction_attribute>(99), 1),
+                     CUDA_ERROR_INVALID_VALUE);
 
     SWT_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_SHARED), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, swt::invalid_enum<CUfunc_cache>(9)),
+    SWT_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, swcu::test::invalid_enum<CUfunc_cache>(9)),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(mod().cuFuncSetSharedMemConfig(f, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE),
                      CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuFuncSetSharedMemConfig(f, swt::invalid_enum<CUsharedconfig>(9)),
+    SWT_CHECK_RESULT(mod().cuFuncSetSharedMemConfig(f, swcu::test::invalid_enum<CUsharedconfig>(9)),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "functions and modules: lookups, names, stale handles") {
-    const CUmodule m = load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")));
+    const CUmodule m = load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")));
     CUfunction f = nullptr;
     SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "saxpi"), CUDA_ERROR_NOT_FOUND);
     SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, nullptr), CUDA_ERROR_INVALID_VALUE);
@@ -631,12 +632,12 @@ TEST_SUITE("modules") {
                      CUDA_ERROR_INVALID_HANDLE);  // a handle of another kind
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a module belongs to its context and goes with it") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a module belongs to its context and goes with it") {
     SWT_CHECK_RESULT(mod().cuModuleLoadData(nullptr, "x"), CUDA_ERROR_INVALID_CONTEXT);
     const std::size_t before = ctl.reclaimed_handles(SWCU_MODULE);
-    const CUcontext ctx = swt::create_context();
+    const CUcontext ctx = swcu::test::create_context();
     CUmodule m = nullptr;
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.ptx"));
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
     CUdeviceptr counter = 0;
     SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, nullptr, m, "counter"));
@@ -646,13 +647,13 @@ TEST_SUITE("modules") {
     CHECK(ctl.reclaimed_handles(SWCU_MODULE) == before + 1);
     SWT_CHECK_RESULT(mod().cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
     CUdeviceptr base = 0;
-    const CUcontext other = swt::create_context();
+    const CUcontext other = swcu::test::create_context();
     SWT_CHECK_RESULT(cu.cuMemGetAddressRange_v2(&base, nullptr, counter), CUDA_ERROR_NOT_FOUND);
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a fault on a load leaves no module") {
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.ptx"));
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     REQUIRE(ctl.add_fault_rule("cuModuleLoadData:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     CUmodule m = nullptr;
     SWT_CHECK_RESULT(mod().cuModuleLoadData(&m, image.c_str()), CUDA_ERROR_OUT_OF_MEMORY);
@@ -666,7 +667,7 @@ TEST_SUITE("modules") {
 TEST_SUITE("modules") {
   // Found by fuzzing: an 88-byte fatbin whose PTX entry claims 1 GiB uncompressed once made the
   // driver allocate and zero-fill all of it before the decompressor refused the data.
-  TEST_CASE_FIXTURE(swt::ModuleTest, "a fatbin entry's uncompressed size is checked first") {
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "a fatbin entry's uncompressed size is checked first") {
     for (const unsigned long long flags : {0x8000ull, 0x2000ull}) {  // zstd, LZ4
       std::string image(16 + 64 + 8, '\0');
       const auto put = [&image](std::size_t at, auto value) {
@@ -694,8 +695,9 @@ TEST_SUITE("modules") {
 }
 
 TEST_SUITE("libraries") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "a library loads without a context and lists its kernels") {
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.fatbin"));
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a library loads without a context and lists its kernels") {
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.fatbin"));
     CUlibrary lib = nullptr;
     SWT_REQUIRE_SUCCESS(
         mod().cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -722,7 +724,7 @@ TEST_SUITE("libraries") {
     // As NVIDIA's driver: parameter information needs a current context.
     SWT_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size),
                      CUDA_ERROR_INVALID_CONTEXT);
-    const CUcontext ctx = swt::create_context();
+    const CUcontext ctx = swcu::test::create_context();
     SWT_REQUIRE_SUCCESS(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size));
     CHECK(offset == 8);
     CHECK(size == 8);
@@ -757,14 +759,15 @@ TEST_SUITE("libraries") {
     SWT_CHECK_RESULT(mod().cuKernelGetName(&name, saxpy), CUDA_ERROR_INVALID_HANDLE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a library has a module, functions and globals per context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a library has a module, functions and globals per context") {
     CUlibrary lib = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryLoadFromFile(&lib,
-                                                    swt::kernel_file("sw_kernels.ptx").c_str(),
-                                                    nullptr, nullptr, 0, nullptr, nullptr, 0));
+    SWT_REQUIRE_SUCCESS(
+        mod().cuLibraryLoadFromFile(&lib, swcu::test::kernel_file("sw_kernels.ptx").c_str(),
+                                    nullptr, nullptr, 0, nullptr, nullptr, 0));
     CUkernel count_up = nullptr;
     SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&count_up, lib, "count_up"));
-    const CUcontext a = swt::create_context();
+    const CUcontext a = swcu::test::create_context();
     CUmodule module_a = nullptr;
     SWT_REQUIRE_SUCCESS(mod().cuLibraryGetModule(&module_a, lib));
     CUmodule again = nullptr;
@@ -787,7 +790,7 @@ TEST_SUITE("libraries") {
     SWT_CHECK_RESULT(mod().cuLibraryGetGlobal(&global_a, &bytes, lib, "nothing"),
                      CUDA_ERROR_NOT_FOUND);
 
-    const CUcontext b = swt::create_context();  // now current
+    const CUcontext b = swcu::test::create_context();  // now current
     CUfunction function_b = nullptr;
     SWT_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&function_b, count_up));
     CHECK(function_b != function_a);
@@ -821,8 +824,9 @@ TEST_SUITE("libraries") {
         CUDA_ERROR_INVALID_DEVICE);
     SWT_CHECK_RESULT(mod().cuKernelSetCacheConfig(count_up, CU_FUNC_CACHE_PREFER_L1, 0),
                      CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuKernelSetCacheConfig(count_up, swt::invalid_enum<CUfunc_cache>(7), 0),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWT_CHECK_RESULT(
+        mod().cuKernelSetCacheConfig(count_up, swcu::test::invalid_enum<CUfunc_cache>(7), 0),
+        CUDA_ERROR_INVALID_VALUE);
     // The CUkernel itself resolves to the current context's function.
     SWT_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(&value,
                                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -844,15 +848,16 @@ TEST_SUITE("libraries") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "library loading checks its options and reports JIT logs") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "library loading checks its options and reports JIT logs") {
     CUlibrary lib = nullptr;
     Jit jit;
     SWT_CHECK_RESULT(mod().cuLibraryLoadData(&lib, "not PTX", jit.options.data(), jit.values.data(),
                                              4, nullptr, nullptr, 0),
                      CUDA_ERROR_INVALID_IMAGE);
     CHECK(std::string(jit.error).find("not a PTX") != std::string::npos);
-    const std::string image = swt::read_bytes(swt::kernel_file("sw_kernels.ptx"));
-    auto option = swt::invalid_enum<CUlibraryOption>(CU_LIBRARY_NUM_OPTIONS);
+    const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
+    auto option = swcu::test::invalid_enum<CUlibraryOption>(CU_LIBRARY_NUM_OPTIONS);
     void* value = nullptr;
     SWT_CHECK_RESULT(
         mod().cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr, 0, &option, &value, 1),

@@ -6,11 +6,11 @@
 
 namespace {
 
-using swt::mod;
-using swt::ModuleTest;
+using swcu::test::mod;
+using swcu::test::ModuleTest;
 
 struct OccupancyTest : ModuleTest {
-  OccupancyTest() : m(load(swt::read_bytes(swt::kernel_file("sw_kernels.ptx")))) {}
+  OccupancyTest() : m(load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")))) {}
   ~OccupancyTest() { mod().cuModuleUnload(m); }
   OccupancyTest(const OccupancyTest&) = delete;
   OccupancyTest& operator=(const OccupancyTest&) = delete;

@@ -11,21 +11,22 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_stream;
 
 struct PeerApi {
   PFN_cuCtxEnablePeerAccess_v4000 enable =
-      swt::proc<PFN_cuCtxEnablePeerAccess_v4000>("cuCtxEnablePeerAccess", 4000);
+      swcu::test::proc<PFN_cuCtxEnablePeerAccess_v4000>("cuCtxEnablePeerAccess", 4000);
   PFN_cuCtxDisablePeerAccess_v4000 disable =
-      swt::proc<PFN_cuCtxDisablePeerAccess_v4000>("cuCtxDisablePeerAccess", 4000);
+      swcu::test::proc<PFN_cuCtxDisablePeerAccess_v4000>("cuCtxDisablePeerAccess", 4000);
   PFN_cuDeviceGetP2PAtomicCapabilities_v13000 atomics =
-      swt::proc<PFN_cuDeviceGetP2PAtomicCapabilities_v13000>("cuDeviceGetP2PAtomicCapabilities",
-                                                             13000);
-  PFN_cuMemcpyPeer_v7000_ptds copy_ptds = swt::proc<PFN_cuMemcpyPeer_v7000_ptds>(
+      swcu::test::proc<PFN_cuDeviceGetP2PAtomicCapabilities_v13000>(
+          "cuDeviceGetP2PAtomicCapabilities", 13000);
+  PFN_cuMemcpyPeer_v7000_ptds copy_ptds = swcu::test::proc<PFN_cuMemcpyPeer_v7000_ptds>(
       "cuMemcpyPeer", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
-  PFN_cuMemcpyPeerAsync_v7000_ptsz copy_async_ptsz = swt::proc<PFN_cuMemcpyPeerAsync_v7000_ptsz>(
-      "cuMemcpyPeerAsync", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  PFN_cuMemcpyPeerAsync_v7000_ptsz copy_async_ptsz =
+      swcu::test::proc<PFN_cuMemcpyPeerAsync_v7000_ptsz>(
+          "cuMemcpyPeerAsync", 7000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 };
 
 const PeerApi& peer() {
@@ -41,7 +42,7 @@ bool linked(int from, int to) {
 }  // namespace
 
 TEST_SUITE("env") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "peer: attributes and atomics follow SWCUDA_P2P") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "peer: attributes and atomics follow SWCUDA_P2P") {
     for (CUdevice a = 0; a < 3; ++a) {
       for (CUdevice b = 0; b < 3; ++b) {
         CAPTURE(a);
@@ -76,7 +77,7 @@ TEST_SUITE("env") {
       }
     }
     unsigned cap = 0;
-    const auto bad = swt::invalid_enum<CUatomicOperation>(CU_ATOMIC_OPERATION_MAX);
+    const auto bad = swcu::test::invalid_enum<CUatomicOperation>(CU_ATOMIC_OPERATION_MAX);
     SWT_CHECK_RESULT(peer().atomics(&cap, &bad, 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
     const CUatomicOperation add = CU_ATOMIC_OPERATION_INTEGER_ADD;
     SWT_CHECK_RESULT(peer().atomics(&cap, &add, 0, 0, 1), CUDA_ERROR_INVALID_VALUE);
@@ -84,7 +85,7 @@ TEST_SUITE("env") {
     SWT_CHECK_RESULT(peer().atomics(&cap, &add, 1, 0, 3), CUDA_ERROR_INVALID_DEVICE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "peer: enabling and disabling access return the documented codes") {
     const CUcontext on0 = create_context(0);
     const CUcontext on1 = create_context(1);
@@ -129,7 +130,7 @@ TEST_SUITE("env") {
     for (const CUcontext c : {on0, on1, on2, also0}) SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "peer: access ends when either context is destroyed or reset") {
     // Created contexts: destroying the peer ends access to it, in both directions.
     const CUcontext a = create_context(0);
@@ -167,7 +168,8 @@ TEST_SUITE("env") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(1));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "peer: fault rules and sticky errors apply to enabling") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "peer: fault rules and sticky errors apply to enabling") {
     const CUcontext b = create_context(1);
     const CUcontext a = create_context(0);
     REQUIRE(ctl.add_fault_rule("cuCtxEnablePeerAccess:1:CUDA_ERROR_TOO_MANY_PEERS;"
@@ -184,7 +186,7 @@ TEST_SUITE("env") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "peer: copies between devices need no access and no current context") {
     const CUcontext c1 = create_context(1);
     CUdeviceptr on1 = 0;
@@ -233,7 +235,7 @@ TEST_SUITE("env") {
 
     // The synchronous copy runs in the destination context's default stream, after its work.
     std::memset(reinterpret_cast<void*>(on1), 0, 4096);
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(c1, CU_STREAM_LEGACY);
     std::thread copier([&] { CHECK(cu.cuMemcpyPeer(on1, c1, on2, c2, 4096) == CUDA_SUCCESS); });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -247,7 +249,8 @@ TEST_SUITE("env") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c1));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "peer: pool access from other devices follows SWCUDA_P2P") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "peer: pool access from other devices follows SWCUDA_P2P") {
     CUmemoryPool pools[3] = {};
     for (CUdevice d = 0; d < 3; ++d)
       SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&pools[d], d));

@@ -7,8 +7,8 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_stream;
 
 CUmemPoolProps device_props(int device = 0) {
   CUmemPoolProps props{};
@@ -21,30 +21,30 @@ CUmemPoolProps device_props(int device = 0) {
 
 CUmemoryPool create_pool(const CUmemPoolProps& props = device_props()) {
   CUmemoryPool pool = nullptr;
-  REQUIRE(swt::api().cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
   return pool;
 }
 
 cuuint64_t attribute(CUmemoryPool pool, CUmemPool_attribute attr) {
   cuuint64_t value = 0;
-  REQUIRE(swt::api().cuMemPoolGetAttribute(pool, attr, &value) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemPoolGetAttribute(pool, attr, &value) == CUDA_SUCCESS);
   return value;
 }
 
 void set_attribute(CUmemoryPool pool, CUmemPool_attribute attr, cuuint64_t value) {
-  REQUIRE(swt::api().cuMemPoolSetAttribute(pool, attr, &value) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemPoolSetAttribute(pool, attr, &value) == CUDA_SUCCESS);
 }
 
 std::size_t free_memory() {
   std::size_t free = 0, total = 0;
-  REQUIRE(swt::api().cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS);
   return free;
 }
 
 }  // namespace
 
 TEST_SUITE("memory pools") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "pool properties are validated") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "pool properties are validated") {
     CUmemoryPool pool = nullptr;
     SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, nullptr), CUDA_ERROR_INVALID_VALUE);
     CUmemPoolProps props = device_props();
@@ -61,7 +61,7 @@ TEST_SUITE("memory pools") {
     props = device_props();
     props.handleTypes = CU_MEM_HANDLE_TYPE_WIN32;
     SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
-    props.handleTypes = swt::invalid_enum<CUmemAllocationHandleType>(0x40);
+    props.handleTypes = swcu::test::invalid_enum<CUmemAllocationHandleType>(0x40);
     SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
     SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_NOT_SUPPORTED);
@@ -79,7 +79,7 @@ TEST_SUITE("memory pools") {
     SWT_CHECK_RESULT(cu.cuMemPoolDestroy(pool), CUDA_ERROR_INVALID_VALUE);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a pool accounts used and reserved memory and releases above its threshold") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
@@ -132,7 +132,7 @@ TEST_SUITE("memory pools") {
     SWT_CHECK_RESULT(cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, nullptr),
                      CUDA_ERROR_INVALID_VALUE);
     SWT_CHECK_RESULT(
-        cu.cuMemPoolGetAttribute(pool, swt::invalid_enum<CUmemPool_attribute>(99), &value),
+        cu.cuMemPoolGetAttribute(pool, swcu::test::invalid_enum<CUmemPool_attribute>(99), &value),
         CUDA_ERROR_INVALID_VALUE);
     int reuse = 7;
     SWT_REQUIRE_SUCCESS(
@@ -152,7 +152,7 @@ TEST_SUITE("memory pools") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a pool's maximum size limits its allocations") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a pool's maximum size limits its allocations") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     CUmemPoolProps props = device_props();
@@ -181,7 +181,7 @@ TEST_SUITE("memory pools") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "default and current pools of a device") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "default and current pools of a device") {
     CUmemoryPool default_pool = nullptr, current = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&default_pool, 0));
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
@@ -227,7 +227,8 @@ TEST_SUITE("memory pools") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "the owning device always has read-write access to a pool") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "the owning device always has read-write access to a pool") {
     const CUmemoryPool pool = create_pool();
     CUmemAccess_flags flags{};
     CUmemLocation location{};
@@ -250,7 +251,7 @@ TEST_SUITE("memory pools") {
     SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a destroyed pool keeps its memory until its allocations are freed") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
@@ -268,7 +269,8 @@ TEST_SUITE("memory pools") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "stream-ordered allocations do not belong to a context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "stream-ordered allocations do not belong to a context") {
     const CUcontext ctx = create_context();
     CUdeviceptr p = 0;
     SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, nullptr));
@@ -284,7 +286,7 @@ TEST_SUITE("memory pools") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(next));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "stream-ordered allocation validates its arguments") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "stream-ordered allocation validates its arguments") {
     CUdeviceptr p = 0;
     SWT_CHECK_RESULT(cu.cuMemAllocAsync(&p, 64, nullptr), CUDA_ERROR_INVALID_CONTEXT);
     const CUcontext ctx = create_context();

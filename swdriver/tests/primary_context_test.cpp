@@ -10,14 +10,15 @@ struct PrimaryState {
 
 PrimaryState primary_state(CUdevice dev = 0) {
   PrimaryState s{~0U, -1};
-  REQUIRE(swt::api().cuDevicePrimaryCtxGetState(dev, &s.flags, &s.active) == CUDA_SUCCESS);
+  REQUIRE(swcu::test::api().cuDevicePrimaryCtxGetState(dev, &s.flags, &s.active) == CUDA_SUCCESS);
   return s;
 }
 
 }  // namespace
 
 TEST_SUITE("primary contexts") {
-  TEST_CASE_FIXTURE(swt::DriverTest, "retaining the primary context twice gives the same handle") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "retaining the primary context twice gives the same handle") {
     CUcontext a = nullptr, b = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&a, 0));
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&b, 0));
@@ -32,7 +33,8 @@ TEST_SUITE("primary contexts") {
     CHECK(ctl.live_handles(SWCU_PRIMARY_CONTEXT) == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "retaining the primary context does not make it current") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "retaining the primary context does not make it current") {
     CUcontext primary = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
     CUcontext current = reinterpret_cast<CUcontext>(0x1);
@@ -43,10 +45,10 @@ TEST_SUITE("primary contexts") {
   }
 
   TEST_CASE_FIXTURE(
-      swt::DriverTest,
+      swcu::test::DriverTest,
       "releasing a primary context that is not retained is CUDA_ERROR_INVALID_CONTEXT") {
     SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRelease_v2(0), CUDA_ERROR_INVALID_CONTEXT);
-    const auto legacy = swt::proc<CUresult (*)(CUdevice)>("cuDevicePrimaryCtxRelease", 7000);
+    const auto legacy = swcu::test::proc<CUresult (*)(CUdevice)>("cuDevicePrimaryCtxRelease", 7000);
     SWT_CHECK_RESULT(legacy(0), CUDA_ERROR_INVALID_CONTEXT);
     CUcontext ctx = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&ctx, 0));
@@ -54,7 +56,7 @@ TEST_SUITE("primary contexts") {
     SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRelease_v2(0), CUDA_ERROR_INVALID_CONTEXT);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a released primary context can be retained again") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a released primary context can be retained again") {
     CUcontext first = nullptr, second = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&first, 0));
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
@@ -69,7 +71,8 @@ TEST_SUITE("primary contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "the handle of a fully released primary context is stale") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "the handle of a fully released primary context is stale") {
     CUcontext old = nullptr, fresh = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&old, 0));
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
@@ -83,7 +86,7 @@ TEST_SUITE("primary contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a primary context current on this thread is destroyed by the last release") {
     CUcontext ctx = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&ctx, 0));
@@ -100,7 +103,7 @@ TEST_SUITE("primary contexts") {
     CHECK(popped == ctx);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "primary context flags are validated and kept while inactive") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxSetFlags_v2(0, CU_CTX_SCHED_YIELD));
     CHECK(primary_state().flags == CU_CTX_SCHED_YIELD);
@@ -119,7 +122,7 @@ TEST_SUITE("primary contexts") {
 
     // The legacy ABI refuses while the context is active; _v2 changes the live context.
     const auto legacy =
-        swt::proc<CUresult (*)(CUdevice, unsigned)>("cuDevicePrimaryCtxSetFlags", 7000);
+        swcu::test::proc<CUresult (*)(CUdevice, unsigned)>("cuDevicePrimaryCtxSetFlags", 7000);
     SWT_CHECK_RESULT(legacy(0, CU_CTX_SCHED_SPIN), CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE);
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxSetFlags_v2(0, CU_CTX_SCHED_BLOCKING_SYNC));
     SWT_REQUIRE_SUCCESS(cu.cuCtxGetFlags(&flags));
@@ -132,7 +135,7 @@ TEST_SUITE("primary contexts") {
     CHECK(primary_state().flags == 0);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "resetting a retained primary context keeps it and restores its settings") {
     CUcontext ctx = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&ctx, 0));
@@ -156,7 +159,7 @@ TEST_SUITE("primary contexts") {
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(0));  // inactive: nothing to reset
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "the state query needs both output pointers") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "the state query needs both output pointers") {
     unsigned flags = 0;
     int active = 0;
     SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxGetState(0, nullptr, &active), CUDA_ERROR_INVALID_VALUE);

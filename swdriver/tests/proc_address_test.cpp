@@ -35,14 +35,14 @@ struct Answer {
 
 Answer ask(const char* symbol, int version, cuuint64_t flags = CU_GET_PROC_ADDRESS_DEFAULT) {
   Answer a{CUDA_ERROR_UNKNOWN, reinterpret_cast<void*>(0x1), CU_GET_PROC_ADDRESS_SUCCESS};
-  a.result = swt::get_proc_address()(symbol, &a.function, version, flags, &a.status);
+  a.result = swcu::test::get_proc_address()(symbol, &a.function, version, flags, &a.status);
   return a;
 }
 
 std::string name_at(const char* base, int version, cuuint64_t flags = CU_GET_PROC_ADDRESS_DEFAULT) {
   const Answer a = ask(base, version, flags);
   if (a.result != CUDA_SUCCESS || a.function == nullptr) return "<none>";
-  return swt::exported_name(a.function);
+  return swcu::test::exported_name(a.function);
 }
 
 constexpr cuuint64_t kPerThread = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
@@ -76,11 +76,11 @@ TEST_SUITE("cuGetProcAddress") {
 
   TEST_CASE("returned pointers are the driver's exported functions") {
     for (const char* name : {"cuCtxCreate_v4", "cuInit", "cuMemcpyHtoD_v2_ptds"}) {
-      void* const exported = dlsym(swt::library(), name);
+      void* const exported = dlsym(swcu::test::library(), name);
       REQUIRE(exported != nullptr);
-      CHECK(swt::exported_name(exported) == name);
+      CHECK(swcu::test::exported_name(exported) == name);
     }
-    CHECK(ask("cuCtxCreate", 12050).function == dlsym(swt::library(), "cuCtxCreate_v4"));
+    CHECK(ask("cuCtxCreate", 12050).function == dlsym(swcu::test::library(), "cuCtxCreate_v4"));
   }
 
   TEST_CASE("the per-thread flag gives the _ptds or _ptsz variant where one exists") {
@@ -120,7 +120,7 @@ TEST_SUITE("cuGetProcAddress") {
     CHECK(a.function == nullptr);
     CHECK(a.status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
     void* p = nullptr;
-    CHECK(swt::get_proc_address()("", &p, 0, 0, nullptr) == CUDA_SUCCESS);
+    CHECK(swcu::test::get_proc_address()("", &p, 0, 0, nullptr) == CUDA_SUCCESS);
     CHECK(p == nullptr);
   }
 
@@ -132,7 +132,7 @@ TEST_SUITE("cuGetProcAddress") {
 
   TEST_CASE("invalid arguments are CUDA_ERROR_INVALID_VALUE") {
     void* p = nullptr;
-    const auto get = swt::get_proc_address();
+    const auto get = swcu::test::get_proc_address();
     CHECK(get(nullptr, &p, 13000, 0, nullptr) == CUDA_ERROR_INVALID_VALUE);
     CHECK(get("cuInit", nullptr, 13000, 0, nullptr) == CUDA_ERROR_INVALID_VALUE);
     CHECK(get("cuInit", &p, 13000, 4, nullptr) == CUDA_ERROR_INVALID_VALUE);
@@ -140,13 +140,13 @@ TEST_SUITE("cuGetProcAddress") {
   }
 
   TEST_CASE("the 4-argument cuGetProcAddress gives the same pointers") {
-    const auto legacy = swt::api().cuGetProcAddress_v1;
-    CHECK(swt::exported_name(reinterpret_cast<void*>(legacy)) == "cuGetProcAddress");
+    const auto legacy = swcu::test::api().cuGetProcAddress_v1;
+    CHECK(swcu::test::exported_name(reinterpret_cast<void*>(legacy)) == "cuGetProcAddress");
     for (const Row& row : kRows) {
       void* p = nullptr;
       REQUIRE(legacy(row.base, &p, row.version, row.per_thread ? kPerThread : kLegacy) ==
               CUDA_SUCCESS);
-      CHECK(swt::exported_name(p) == row.exported);
+      CHECK(swcu::test::exported_name(p) == row.exported);
     }
     void* p = reinterpret_cast<void*>(0x1);
     CHECK(legacy("cuNoSuchFunction", &p, 13000, 0) == CUDA_SUCCESS);

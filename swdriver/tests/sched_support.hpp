@@ -10,7 +10,7 @@
 
 #include "swdriver_test.hpp"
 
-namespace swt {
+namespace swcu::test {
 
 /// A created context, current on the calling thread (cuCtxCreate_v4 on device 0).
 [[nodiscard]] inline CUcontext create_context(CUdevice dev = 0) {
@@ -112,4 +112,4 @@ class Gate {
   std::thread thread_;
 };
 
-}  // namespace swt
+}  // namespace swcu::test

@@ -9,10 +9,11 @@
 
 namespace {
 
-using swt::create_context;
-using swt::create_stream;
+using swcu::test::create_context;
+using swcu::test::create_stream;
 
-unsigned long long stream_id(CUstream s, PFN_cuStreamGetId_v12000 get = swt::api().cuStreamGetId) {
+unsigned long long stream_id(CUstream s,
+                             PFN_cuStreamGetId_v12000 get = swcu::test::api().cuStreamGetId) {
   unsigned long long id = 0;
   REQUIRE(get(s, &id) == CUDA_SUCCESS);
   return id;
@@ -21,7 +22,7 @@ unsigned long long stream_id(CUstream s, PFN_cuStreamGetId_v12000 get = swt::api
 }  // namespace
 
 TEST_SUITE("streams") {
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a stream belongs to the current context and reports its properties") {
     const CUcontext ctx = create_context();
     const CUstream a = create_stream(CU_STREAM_NON_BLOCKING);
@@ -57,7 +58,8 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "creating a stream needs a current context and valid flags") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "creating a stream needs a current context and valid flags") {
     CUstream s = reinterpret_cast<CUstream>(0x10);
     SWT_CHECK_RESULT(cu.cuStreamCreate(&s, 0), CUDA_ERROR_INVALID_CONTEXT);
     SWT_CHECK_RESULT(cu.cuStreamCreateWithPriority(&s, 0, -1), CUDA_ERROR_INVALID_CONTEXT);
@@ -70,7 +72,7 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "priorities outside the context's range are clamped") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "priorities outside the context's range are clamped") {
     const CUcontext ctx = create_context();
     int least = 1, greatest = 1;
     SWT_REQUIRE_SUCCESS(cu.cuCtxGetStreamPriorityRange(&least, &greatest));
@@ -91,10 +93,10 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "host functions run in stream order, at enqueue time") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "host functions run in stream order, at enqueue time") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    swt::Log log;
+    swcu::test::Log log;
     for (int i = 0; i < 4; ++i) {
       SWT_REQUIRE_SUCCESS(log.enqueue(s, i));
       CHECK(log.order().size() == static_cast<size_t>(i + 1));  // immediate mode
@@ -107,7 +109,8 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a stream callback gets the stream handle and the status") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a stream callback gets the stream handle and the status") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     struct Seen {
@@ -134,13 +137,14 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "waiting on an event holds back later work in the stream") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "waiting on an event holds back later work in the stream") {
     const CUcontext ctx = create_context();
     const CUstream producer = create_stream();
     const CUstream consumer = create_stream();
-    const CUevent ready = swt::create_event(CU_EVENT_DISABLE_TIMING);
-    swt::Log log;
-    swt::Gate gate;
+    const CUevent ready = swcu::test::create_event(CU_EVENT_DISABLE_TIMING);
+    swcu::test::Log log;
+    swcu::test::Gate gate;
     gate.start(ctx, producer);  // the producer is busy until the gate opens
     SWT_REQUIRE_SUCCESS(log.enqueue(producer, 1));
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(ready, producer));
@@ -171,13 +175,13 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "legacy default stream work waits for blocking streams, not non-blocking") {
     const CUcontext ctx = create_context();
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
-    swt::Log log;
-    swt::Gate gate;
+    swcu::test::Log log;
+    swcu::test::Gate gate;
     gate.start(ctx, blocking);
     SWT_REQUIRE_SUCCESS(log.enqueue(nullptr, 1));  // NULL: the legacy default stream
     SWT_REQUIRE_SUCCESS(log.enqueue(non_blocking, 2));
@@ -191,13 +195,13 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "blocking streams wait for earlier legacy default stream work") {
     const CUcontext ctx = create_context();
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
-    swt::Log log;
-    swt::Gate gate;
+    swcu::test::Log log;
+    swcu::test::Gate gate;
     gate.start(ctx, CU_STREAM_LEGACY);
     SWT_REQUIRE_SUCCESS(log.enqueue(blocking, 1));
     SWT_REQUIRE_SUCCESS(log.enqueue(CU_STREAM_PER_THREAD, 2));  // also blocking
@@ -211,7 +215,7 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest,
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the per-thread default stream is one queue per thread and context") {
     const CUcontext ctx = create_context();
     const auto per_thread = stream_id(CU_STREAM_PER_THREAD);
@@ -234,7 +238,7 @@ TEST_SUITE("streams") {
     CUcontext owner = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuStreamGetCtx_ptsz(nullptr, &owner));
     CHECK(owner == second);
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(nullptr, 1, cu.cuLaunchHostFunc_ptsz));
     SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize_ptsz(nullptr));
     SWT_CHECK_RESULT(cu.cuStreamQuery_ptsz(nullptr), CUDA_SUCCESS);
@@ -244,7 +248,7 @@ TEST_SUITE("streams") {
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);  // default streams are not handles to leak
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "special stream handles need a current context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "special stream handles need a current context") {
     for (const CUstream special : {CUstream{}, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
       CUcontext owner = nullptr;
       SWT_CHECK_RESULT(cu.cuStreamGetCtx(special, &owner), CUDA_ERROR_INVALID_CONTEXT);
@@ -261,11 +265,11 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a destroyed stream's pending work still completes") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a destroyed stream's pending work still completes") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    swt::Log log;
-    swt::Gate gate;
+    swcu::test::Log log;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
     SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));  // returns at once
@@ -277,11 +281,11 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "stale and wrong-kind stream handles are refused") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "stale and wrong-kind stream handles are refused") {
     const CUcontext ctx = create_context();
     const CUstream stale = create_stream();
     SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stale));
-    CUevent event = swt::create_event();
+    CUevent event = swcu::test::create_event();
     const auto event_as_stream = reinterpret_cast<CUstream>(event);
     int not_a_stream = 0;
     for (const CUstream bad : {stale, event_as_stream, reinterpret_cast<CUstream>(&not_a_stream)}) {
@@ -303,7 +307,7 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "a host function that calls the driver is refused") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a host function that calls the driver is refused") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     struct Calls {
@@ -312,7 +316,8 @@ TEST_SUITE("streams") {
       CUresult query, current, count, unimplemented, name;
       const char* text = "untouched";
     } calls{s,
-            swt::proc<PFN_cuGraphicsUnregisterResource_v3000>("cuGraphicsUnregisterResource", 3000),
+            swcu::test::proc<PFN_cuGraphicsUnregisterResource_v3000>("cuGraphicsUnregisterResource",
+                                                                     3000),
             CUDA_SUCCESS,
             CUDA_SUCCESS,
             CUDA_SUCCESS,
@@ -322,7 +327,7 @@ TEST_SUITE("streams") {
         s,
         [](void* data) {
           auto& c = *static_cast<Calls*>(data);
-          const swt::Api& api = swt::api();
+          const swcu::test::Api& api = swcu::test::api();
           CUcontext current = nullptr;
           int count = 0;
           c.query = api.cuStreamQuery(c.stream);  // would wait for this very function
@@ -343,16 +348,16 @@ TEST_SUITE("streams") {
   }
 
   TEST_CASE_FIXTURE(
-      swt::DriverTest,
+      swcu::test::DriverTest,
       "other threads use the driver while a host function runs and a synchronize waits") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     int count = 0;
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));  // the state lock is not held
     const CUstream other = create_stream();
-    swt::Log log;
+    swcu::test::Log log;
     SWT_REQUIRE_SUCCESS(log.enqueue(other, 1));
     CHECK(log.order() == std::vector{1});
     std::atomic<bool> synchronized{false};
@@ -369,11 +374,12 @@ TEST_SUITE("streams") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "destroying a context reclaims its streams and events") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "destroying a context reclaims its streams and events") {
     const CUcontext ctx = create_context();
     const CUstream a = create_stream();
     const CUstream b = create_stream(CU_STREAM_DEFAULT);
-    const CUevent e = swt::create_event();
+    const CUevent e = swcu::test::create_event();
     const size_t streams_before = ctl.reclaimed_handles(SWCU_STREAM);
     const size_t events_before = ctl.reclaimed_handles(SWCU_EVENT);
     CHECK(ctl.live_handles(SWCU_STREAM) == 2);  // a leak shows until the context goes
@@ -391,7 +397,7 @@ TEST_SUITE("streams") {
   }
 
   TEST_CASE_FIXTURE(
-      swt::DriverTest,
+      swcu::test::DriverTest,
       "the last release of a primary context reclaims its streams, and so does a reset") {
     CUcontext primary = nullptr;
     SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
@@ -409,10 +415,11 @@ TEST_SUITE("streams") {
     CHECK(ctl.reclaimed_handles(SWCU_STREAM) == before + 2);
   }
 
-  TEST_CASE_FIXTURE(swt::DriverTest, "cuCtxSynchronize waits for every stream of the context") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "cuCtxSynchronize waits for every stream of the context") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    swt::Gate gate;
+    swcu::test::Gate gate;
     gate.start(ctx, s);
     std::atomic<bool> synchronized{false};
     std::thread waiter([&] {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace swt {
+namespace swcu::test {
 namespace {
 
 void* load() {
@@ -129,4 +129,4 @@ std::string FdCapture::finish() {
   return text_;
 }
 
-}  // namespace swt
+}  // namespace swcu::test

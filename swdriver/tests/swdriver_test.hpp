@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace swt {
+namespace swcu::test {
 
 /// cuGetProcAddress_v2 of the loaded driver (dlopen'ed once, never closed).
 [[nodiscard]] PFN_cuGetProcAddress_v12000 get_proc_address();
@@ -101,10 +101,10 @@ struct StdoutCapture : FdCapture {
   StdoutCapture() : FdCapture(1) {}
 };
 
-}  // namespace swt
+}  // namespace swcu::test
 
 /// CHECK that a driver call returns `expected`, naming both codes on failure.
 #define SWT_CHECK_RESULT(call, expected) \
-  CHECK_EQ(::swt::error_name(call), ::swt::error_name(expected))
+  CHECK_EQ(::swcu::test::error_name(call), ::swcu::test::error_name(expected))
 #define SWT_REQUIRE_SUCCESS(call) \
-  REQUIRE_EQ(::swt::error_name(call), ::swt::error_name(CUDA_SUCCESS))
+  REQUIRE_EQ(::swcu::test::error_name(call), ::swcu::test::error_name(CUDA_SUCCESS))

@@ -66,7 +66,7 @@ int launch_log_entry(std::size_t index, swcu_launch* out) noexcept;
 void clear_launch_log() noexcept;
 
 /// Runs one launch at once on the calling thread, without the state lock (a graph's kernel
-/// node, graph_exec.cpp): records it in the launch log and calls the kernel's registered host
+/// node, exec_launch.cpp): records it in the launch log and calls the kernel's registered host
 /// function, as a launch operation does. `launch`'s pointers need only be valid during the call.
 void run_kernel_now(const swcu_launch& launch) noexcept;
 

@@ -90,11 +90,7 @@ Node* record_node(State& s, Gate& g, std::unique_ptr<Node> node) {
   return n;
 }
 
-std::unique_ptr<Node> new_node(int type) {
-  auto n = std::make_unique<Node>();
-  n->type = type;
-  return n;
-}
+std::unique_ptr<Node> new_node(int type) { return std::make_unique<Node>(type); }
 
 // Every node of `nodes` comes before (or is) a node of `frontier`.
 bool joined(const std::vector<Node*>& nodes, const std::vector<Node*>& frontier) {
@@ -291,17 +287,18 @@ Captured capture_copy(State& s, Queue& q, bool sync, const CopyShape& shape) {
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   auto n = new_node(CU_GRAPH_NODE_TYPE_MEMCPY);
-  n->copy_shape = shape;
-  n->copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-  n->copy.srcDevice = static_cast<CUdeviceptr>(shape.src);
-  n->copy.srcPitch = shape.src_pitch;
-  n->copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-  n->copy.dstDevice = static_cast<CUdeviceptr>(shape.dst);
-  n->copy.dstPitch = shape.dst_pitch;
-  n->copy.WidthInBytes = shape.width;
-  n->copy.Height = shape.height;
-  n->copy.Depth = 1;
-  n->ctx = q.ctx != nullptr ? q.ctx->handle() : nullptr;
+  CopyNode& copy = n->as<CopyNode>();
+  copy.shape = shape;
+  copy.params.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.params.srcDevice = static_cast<CUdeviceptr>(shape.src);
+  copy.params.srcPitch = shape.src_pitch;
+  copy.params.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.params.dstDevice = static_cast<CUdeviceptr>(shape.dst);
+  copy.params.dstPitch = shape.dst_pitch;
+  copy.params.WidthInBytes = shape.width;
+  copy.params.Height = shape.height;
+  copy.params.Depth = 1;
+  copy.ctx = q.ctx != nullptr ? q.ctx->handle() : nullptr;
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -314,14 +311,15 @@ Captured capture_fill(State& s, Queue& q, bool sync, const FillShape& shape) {
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   auto n = new_node(CU_GRAPH_NODE_TYPE_MEMSET);
-  n->fill_shape = shape;
-  n->fill.dst = static_cast<CUdeviceptr>(shape.dst);
-  n->fill.pitch = shape.pitch;
-  n->fill.value = shape.value;
-  n->fill.elementSize = shape.element_size;
-  n->fill.width = shape.width;
-  n->fill.height = shape.height;
-  n->ctx = q.ctx != nullptr ? q.ctx->handle() : nullptr;
+  FillNode& fill = n->as<FillNode>();
+  fill.shape = shape;
+  fill.params.dst = static_cast<CUdeviceptr>(shape.dst);
+  fill.params.pitch = shape.pitch;
+  fill.params.value = shape.value;
+  fill.params.elementSize = shape.element_size;
+  fill.params.width = shape.width;
+  fill.params.height = shape.height;
+  fill.ctx = q.ctx != nullptr ? q.ctx->handle() : nullptr;
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -330,7 +328,7 @@ Captured capture_host_function(State& s, Queue& q, CUhostFn fn, void* data) {
   Gate g = gate(q);
   if (!g.capture) return g.result;
   auto n = new_node(CU_GRAPH_NODE_TYPE_HOST);
-  n->host = {fn, data};
+  n->as<HostNode>().params = {fn, data};
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -339,7 +337,7 @@ Captured capture_kernel(State& s, Queue& q, CUfunction f, const swcu_launch& lau
   Gate g = gate(q);
   if (!g.capture) return g.result;
   auto n = new_node(CU_GRAPH_NODE_TYPE_KERNEL);
-  KernelArgs& k = n->kernel;
+  KernelNode& k = n->as<KernelNode>();
   k.func = f;
   if (const Function* fn = find_function(s, f)) k.owner = fn->module->ctx;
   std::copy(launch.grid, launch.grid + 3, k.grid.begin());
@@ -367,7 +365,7 @@ Captured capture_alloc(State& s, Queue& q, std::size_t bytes, int device, CUdevi
   memory->params.bytesize = bytes;
   memory->params.dptr = memory->address();
   *out = memory->address();
-  n->memory = std::move(memory);
+  n->as<AllocNode>().memory = std::move(memory);
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -375,16 +373,8 @@ Captured capture_alloc(State& s, Queue& q, std::size_t bytes, int device, CUdevi
 Captured capture_free(State& s, Queue& q, CUdeviceptr address) {
   Gate g = gate(q);
   if (!g.capture) return g.result;
-  GraphMemory* const m = find_graph_memory(address);
-  if (m == nullptr || m->freed_in_owner || m->freed_elsewhere) return CUDA_ERROR_INVALID_VALUE;
-  bool own = false;
-  for (const auto& node : g.capture->graph->nodes) {
-    if (node->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && node->memory.get() == m) own = true;
-  }
-  (own ? m->freed_in_owner : m->freed_elsewhere) = true;
   auto n = new_node(CU_GRAPH_NODE_TYPE_MEM_FREE);
-  n->memory = m->shared_from_this();
-  n->free_address = address;
+  if (const CUresult r = make_free(*g.capture->graph, address, n->as<FreeNode>())) return r;
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -393,13 +383,13 @@ Captured capture_graph(State& s, Queue& q, const Graph& plan) {
   Gate g = gate(q);
   if (!g.capture) return g.result;
   auto n = new_node(CU_GRAPH_NODE_TYPE_GRAPH);
-  if (make_child(s, plan, n->child) != CUDA_SUCCESS) {
+  std::unique_ptr<Graph> child;
+  if (make_child(s, plan, child) != CUDA_SUCCESS) {
     g.capture->invalidated = true;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  Node* const added = record_node(s, g, std::move(n));
-  added->child->parent = added;
-  added->child_handle = added->child->handle();
+  attach_child(*n, std::move(child));
+  record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }
 
@@ -418,7 +408,7 @@ Captured capture_record(State& s, Queue& q, Event& e, unsigned flags) {
   }
   if (flags == CU_EVENT_RECORD_EXTERNAL) {
     auto n = new_node(CU_GRAPH_NODE_TYPE_EVENT_RECORD);
-    n->event = reinterpret_cast<CUevent>(&e);
+    n->as<EventNode>().event = reinterpret_cast<CUevent>(&e);
     record_node(s, g, std::move(n));
     return CUDA_SUCCESS;
   }
@@ -468,7 +458,7 @@ Captured capture_wait(State& s, Queue& q, const Event& e, unsigned flags) {
   }
   if (flags == CU_EVENT_WAIT_EXTERNAL) {
     auto n = new_node(CU_GRAPH_NODE_TYPE_WAIT_EVENT);
-    n->event = reinterpret_cast<CUevent>(const_cast<Event*>(&e));
+    n->as<EventNode>().event = reinterpret_cast<CUevent>(const_cast<Event*>(&e));
     record_node(s, g, std::move(n));
     return CUDA_SUCCESS;
   }

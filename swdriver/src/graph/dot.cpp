@@ -68,7 +68,7 @@ class Printer {
     std::string l = std::to_string(index) + "\\n";
     switch (n.type) {
       case CU_GRAPH_NODE_TYPE_KERNEL: {
-        const KernelArgs& k = n.kernel;
+        const KernelNode& k = n.as<KernelNode>();
         l += "KERNEL\\n" + escape(k.name) + "\\n<<<{" + std::to_string(k.grid[0]) + "," +
              std::to_string(k.grid[1]) + "," + std::to_string(k.grid[2]) + "},{" +
              std::to_string(k.block[0]) + "," + std::to_string(k.block[1]) + "," +
@@ -84,7 +84,7 @@ class Printer {
         break;
       }
       case CU_GRAPH_NODE_TYPE_MEMCPY: {
-        const CopyShape& c = n.copy_shape;
+        const CopyShape& c = n.as<CopyNode>().shape;
         l += std::string("MEMCPY\\n") + side(s_, c.src) + "to" + side(s_, c.dst) + "\\n" +
              std::to_string(c.width * c.height) + " bytes";
         if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS)) {
@@ -95,7 +95,7 @@ class Printer {
         break;
       }
       case CU_GRAPH_NODE_TYPE_MEMSET: {
-        const FillShape& f = n.fill_shape;
+        const FillShape& f = n.as<FillNode>().shape;
         l += "MEMSET\\nvalue " + hex(f.value) + ", element size " + std::to_string(f.element_size) +
              "\\n" + std::to_string(f.width) + " x " + std::to_string(f.height);
         if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS)) {
@@ -103,42 +103,49 @@ class Printer {
         }
         break;
       }
-      case CU_GRAPH_NODE_TYPE_HOST:
+      case CU_GRAPH_NODE_TYPE_HOST: {
+        const CUDA_HOST_NODE_PARAMS& host = n.as<HostNode>().params;
         l += "HOST";
         if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS)) {
-          l += "\\nfn " + hex(reinterpret_cast<void*>(n.host.fn)) + "\\nuserData " +
-               hex(n.host.userData);
+          l += "\\nfn " + hex(reinterpret_cast<void*>(host.fn)) + "\\nuserData " +
+               hex(host.userData);
         }
         break;
+      }
       case CU_GRAPH_NODE_TYPE_GRAPH: l += "CHILD_GRAPH"; break;
       case CU_GRAPH_NODE_TYPE_EMPTY: l += "EMPTY"; break;
       case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
       case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
         l += n.type == CU_GRAPH_NODE_TYPE_WAIT_EVENT ? "EVENT_WAIT" : "EVENT_RECORD";
-        if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS)) l += "\\nevent " + hex(n.event);
+        if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS))
+          l += "\\nevent " + hex(n.as<EventNode>().event);
         break;
-      case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-        l += "MEM_ALLOC\\n" + std::to_string(n.memory ? n.memory->params.bytesize : 0) + " bytes";
-        if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS) && n.memory) {
-          l += "\\ndptr " + hex(n.memory->address());
+      case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+        const GraphMemory* const m = n.memory();
+        l += "MEM_ALLOC\\n" + std::to_string(m != nullptr ? m->params.bytesize : 0) + " bytes";
+        if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS) && m != nullptr) {
+          l += "\\ndptr " + hex(m->address());
         }
         break;
+      }
       case CU_GRAPH_NODE_TYPE_MEM_FREE:
         l += "MEM_FREE";
         if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS)) {
-          l += "\\ndptr " + hex(n.free_address);
+          l += "\\ndptr " + hex(n.as<FreeNode>().address);
         }
         break;
-      case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+        const ConditionalNode& c = n.as<ConditionalNode>();
         l += std::string("CONDITIONAL\\n") +
-             (n.condition_type == CU_GRAPH_COND_TYPE_IF
+             (c.type == CU_GRAPH_COND_TYPE_IF
                   ? "IF"
-                  : (n.condition_type == CU_GRAPH_COND_TYPE_WHILE ? "WHILE" : "SWITCH"));
+                  : (c.type == CU_GRAPH_COND_TYPE_WHILE ? "WHILE" : "SWITCH"));
         if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS)) {
-          l += "\\nhandle " + std::to_string(n.condition) + "\\nbodies " +
-               std::to_string(n.bodies.size());
+          l += "\\nhandle " + std::to_string(c.handle) + "\\nbodies " +
+               std::to_string(c.bodies.size());
         }
         break;
+      }
       default: l += "NODE"; break;
     }
     if (handles()) l += "\\nnode " + hex(&n);
@@ -170,15 +177,12 @@ class Printer {
     }
     out_ += "}\n";
     for (const auto& n : g.nodes) {
-      std::vector<const Graph*> embedded;
-      if (n->child) embedded.push_back(n->child.get());
-      for (const auto& b : n->bodies) embedded.push_back(b.get());
-      for (const Graph* e : embedded) {
-        const std::vector<std::string> inner = level(*e);
+      n->for_each_embedded([&](const Graph& e) {
+        const std::vector<std::string> inner = level(e);
         for (const std::string& root : inner) {
           out_ += "\"" + names.at(n.get()) + "\" -> \"" + root + "\"[style=\"dashed\"];\n";
         }
-      }
+      });
     }
     return roots;
   }

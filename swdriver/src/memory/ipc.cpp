@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/config.hpp"
-#include "memory/memory.hpp"
 #include "exec/sched.hpp"
+#include "memory/memory.hpp"
 
 namespace swcu {
 namespace {
@@ -94,11 +94,6 @@ struct Import {
 std::vector<Import>& imports() {
   static auto* const list = new std::vector<Import>;
   return *list;
-}
-
-std::size_t page_size() noexcept {
-  static const auto size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  return size;
 }
 
 std::uint64_t inode_of(int fd) noexcept {

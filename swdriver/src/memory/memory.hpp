@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "exec/sched.hpp"
 #include "core/state.hpp"
+#include "exec/sched.hpp"
 
 namespace swcu {
 
@@ -109,6 +109,9 @@ enum class Access {
   enqueue,  ///< by an operation being enqueued: pending (allocated earlier in stream order) or live
   execute,  ///< by an operation executing: live, or freed later in stream order
 };
+
+/// The host page size (sysconf), read once.
+[[nodiscard]] std::size_t page_size() noexcept;
 
 /// The allocation that contains `address`, of any kind and stage; nullptr if none.
 [[nodiscard]] Allocation* find_allocation(State& s, std::uintptr_t address) noexcept;

@@ -7,8 +7,8 @@
 // allocation is its own mapping: reuse is accounted, not simulated.
 #include <cstring>
 
-#include "graph/capture.hpp"
 #include "core/config.hpp"
+#include "graph/capture.hpp"
 #include "memory/ipc.hpp"
 #include "memory/memory.hpp"
 

@@ -314,7 +314,7 @@ TEST_SUITE("conformance") {
   }
   TEST_CASE_FIXTURE(Conformance,
                     "conformance.reduce: a fatbin holding only PTX runs the same kernels") {
-    const CUmodule m = load_image(swt::read_bytes(conf::built_file("reduce_ptx.fatbin")));
+    const CUmodule m = load_image(swcu::test::read_bytes(conf::built_file("reduce_ptx.fatbin")));
     conf::check_reduce_tree(*this, m);
     conf::check_reduce_shfl_xor(*this, m);
   }

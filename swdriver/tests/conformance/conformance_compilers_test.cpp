@@ -19,7 +19,7 @@ using conf::Conformance;
 struct Nvrtc {
   explicit Nvrtc(const std::string& source_name, const std::vector<std::string>& names = {}) {
     const std::string path = std::string(SWDRIVER_CONFORMANCE_SOURCE_DIR) + "/" + source_name;
-    const std::string source = swt::read_bytes(path);
+    const std::string source = swcu::test::read_bytes(path);
     CONF_NVRTC_REQUIRE(
         nvrtcCreateProgram(&program, source.c_str(), path.c_str(), 0, nullptr, nullptr));
     for (const std::string& name : names)

@@ -462,9 +462,10 @@ TEST_SUITE("conformance") {
     int count = 4;
     void* params[] = {const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d),
                       const_cast<CUdeviceptr*>(&d), &count};
-    swt::StderrCapture capture;
-    SWT_CHECK_RESULT(swt::mod().cuLaunchCooperativeKernel(f, 4, 1, 1, 64, 1, 1, 0, nullptr, params),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    swcu::test::StderrCapture capture;
+    SWT_CHECK_RESULT(
+        swcu::test::mod().cuLaunchCooperativeKernel(f, 4, 1, 1, 64, 1, 1, 0, nullptr, params),
+        CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
     INFO(text);
     CHECK(text.find("grid.sync") != std::string::npos);
@@ -478,7 +479,7 @@ TEST_SUITE("conformance") {
     constexpr unsigned bytes = count * 4, block = 128, grid = 2;
     const CUdeviceptr dout = zeros<int>(grid * block);
     SWT_CHECK_RESULT(launch(f, {grid}, {block}, bytes, dout, count), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(swt::mod().cuFuncSetAttribute(
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuFuncSetAttribute(
         f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)));
     run(f, {grid}, {block}, bytes, dout, count);
     std::vector<int> want(grid * block);
@@ -502,7 +503,7 @@ TEST_SUITE("conformance") {
     // The error is sticky: the context is unusable. Destroy it (with everything in it).
     SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
     SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
-    ctx = swt::create_context();
+    ctx = swcu::test::create_context();
     forget();
   }
 }

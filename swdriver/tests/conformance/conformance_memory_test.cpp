@@ -210,9 +210,9 @@ TEST_SUITE("conformance") {
     const CUfunction f = function(m, "constant_memory");
     CUdeviceptr dcoef = 0, doffset = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetGlobal(&dcoef, &bytes, m, "coefficients"));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dcoef, &bytes, m, "coefficients"));
     CHECK(bytes == 64);
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetGlobal(&doffset, &bytes, m, "offset"));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&doffset, &bytes, m, "offset"));
     CHECK(bytes == 4);
     std::vector<float> coef(16);
     for (std::size_t k = 0; k < 16; ++k) coef[k] = static_cast<float>(k) * 0.5f - 3.0f;
@@ -237,7 +237,7 @@ TEST_SUITE("conformance") {
     const CUfunction f = function(m, "device_globals");
     CUdeviceptr dhits = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetGlobal(&dhits, &bytes, m, "hits"));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dhits, &bytes, m, "hits"));
     CHECK(bytes == 8);
     constexpr int n = 77;
     const CUdeviceptr dout = zeros<int>(n);
@@ -249,7 +249,7 @@ TEST_SUITE("conformance") {
     expect_equal(download<int>(dout, n), want, "table lookups");
     CHECK(download<unsigned long long>(dhits, 1)[0] == 1000 + n);
     CUdeviceptr dscale = 0;
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleGetGlobal(&dscale, &bytes, m, "scale"));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dscale, &bytes, m, "scale"));
     CHECK(download<double>(dscale, 1)[0] == 2.5);
   }
 
@@ -284,7 +284,7 @@ TEST_SUITE("conformance") {
     std::iota(in.begin(), in.end(), 0);
     const CUdeviceptr din = upload(in);
     const CUdeviceptr dout = zeros<int>(n);
-    swt::StderrCapture capture;
+    swcu::test::StderrCapture capture;
     const CUresult launched = launch(f, {4}, {25}, 0, din, dout, n);
     const CUresult synced = cu.cuCtxSynchronize();
     const std::string text = capture.finish();
@@ -296,7 +296,7 @@ TEST_SUITE("conformance") {
     CHECK_MESSAGE(text.find("block: [1,0,0], thread: [17,0,0]") != std::string::npos, text);
     // The context is unusable: destroy it (with everything in it).
     SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
-    ctx = swt::create_context();
+    ctx = swcu::test::create_context();
     forget();
   }
 }

@@ -143,9 +143,10 @@ TEST_SUITE("conformance") {
                       &n,
                       &n,
                       &n};
-    swt::StderrCapture capture;
-    SWT_CHECK_RESULT(swt::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    swcu::test::StderrCapture capture;
+    SWT_CHECK_RESULT(
+        swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
+        CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
     INFO(text);
     CHECK(text.find("wmma_gemm uses wmma.load") != std::string::npos);
@@ -247,7 +248,7 @@ TEST_SUITE("conformance") {
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &size, CU_LAUNCH_PARAM_END};
     SWT_REQUIRE_SUCCESS(
-        swt::mod().cuLaunchKernel(f, 1, 1, 1, 10, 1, 1, 0, nullptr, nullptr, extra));
+        swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 10, 1, 1, 0, nullptr, nullptr, extra));
     SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     const std::vector<long long> want{9, -1500, 4321, -5, 4, 77, 3, 654, 1, 132};
     expect_equal(download<long long>(dout, 10), want, "members");
@@ -267,18 +268,20 @@ TEST_SUITE("conformance") {
     const CUdeviceptr dx = upload(x);
     const CUdeviceptr dy = upload(y);
     const CUdeviceptr dz = upload(z);
-    const CUstream s1 = swt::create_stream();
-    const CUstream s2 = swt::create_stream();
-    const CUevent e = swt::create_event(CU_EVENT_DISABLE_TIMING);
+    const CUstream s1 = swcu::test::create_stream();
+    const CUstream s2 = swcu::test::create_stream();
+    const CUevent e = swcu::test::create_event(CU_EVENT_DISABLE_TIMING);
     float a = 0.5f, b = 3.0f;
     int count = n;
     CUdeviceptr px = dx, py = dy, pz = dz;
     void* first[] = {&a, &px, &py, &count};
     void* second[] = {&b, &py, &pz, &count};
-    SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s1, first, nullptr));
+    SWT_REQUIRE_SUCCESS(
+        swcu::test::mod().cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s1, first, nullptr));
     SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s1));
     SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(s2, e, 0));
-    SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s2, second, nullptr));
+    SWT_REQUIRE_SUCCESS(
+        swcu::test::mod().cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s2, second, nullptr));
     SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
     const std::vector<float> y1 = saxpy(a, x, y);
     expect_equal(download<float>(dz, n), saxpy(b, y1, z), "z after y");
@@ -297,30 +300,32 @@ TEST_SUITE("conformance") {
     const CUdeviceptr dx = upload(x);
     const CUdeviceptr dy = upload(y);
     const CUdeviceptr dz = upload(z);
-    const CUstream s = swt::create_stream();
+    const CUstream s = swcu::test::create_stream();
     float a = 1.5f, b = -0.75f;
     int count = n;
     CUdeviceptr px = dx, py = dy, pz = dz;
     void* first[] = {&a, &px, &py, &count};
     void* second[] = {&b, &py, &pz, &count};
-    SWT_REQUIRE_SUCCESS(swt::gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(f, 3, 1, 1, 100, 1, 1, 0, s, first, nullptr));
-    SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(f, 3, 1, 1, 100, 1, 1, 0, s, second, nullptr));
+    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    SWT_REQUIRE_SUCCESS(
+        swcu::test::mod().cuLaunchKernel(f, 3, 1, 1, 100, 1, 1, 0, s, first, nullptr));
+    SWT_REQUIRE_SUCCESS(
+        swcu::test::mod().cuLaunchKernel(f, 3, 1, 1, 100, 1, 1, 0, s, second, nullptr));
     CUgraph g = nullptr;
-    SWT_REQUIRE_SUCCESS(swt::gr().cuStreamEndCapture(s, &g));
-    const CUgraphExec exec = swt::instantiate(g);
+    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(s, &g));
+    const CUgraphExec exec = swcu::test::instantiate(g);
     a = 100.0f;  // captured launches copied their arguments
     b = 100.0f;
-    SWT_REQUIRE_SUCCESS(swt::gr().cuGraphLaunch(exec, s));
-    SWT_REQUIRE_SUCCESS(swt::gr().cuGraphLaunch(exec, s));
+    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
+    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
     SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     const std::vector<float> y1 = saxpy(1.5f, x, y);
     const std::vector<float> z1 = saxpy(-0.75f, y1, z);
     const std::vector<float> y2 = saxpy(1.5f, x, y1);
     expect_equal(download<float>(dy, n), y2, "y after two launches");
     expect_equal(download<float>(dz, n), saxpy(-0.75f, y2, z1), "z after two launches");
-    SWT_REQUIRE_SUCCESS(swt::gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(swt::gr().cuGraphDestroy(g));
+    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(g));
     SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
   }
 }

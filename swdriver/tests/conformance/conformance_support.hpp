@@ -29,11 +29,11 @@ struct Dim {
 };
 
 /// A module test that tracks what it loads and allocates, and releases it at the end.
-struct Conformance : swt::ModuleTest {
+struct Conformance : swcu::test::ModuleTest {
   Conformance() = default;
   ~Conformance() {
     for (CUdeviceptr p : buffers_) static_cast<void>(cu.cuMemFree_v2(p));
-    for (CUmodule m : modules_) static_cast<void>(swt::mod().cuModuleUnload(m));
+    for (CUmodule m : modules_) static_cast<void>(swcu::test::mod().cuModuleUnload(m));
   }
   Conformance(const Conformance&) = delete;
   Conformance& operator=(const Conformance&) = delete;
@@ -46,11 +46,11 @@ struct Conformance : swt::ModuleTest {
   }
   /// Loads conformance/<stem>.ptx.
   CUmodule load_ptx(const std::string& stem) {
-    return load_image(swt::read_bytes(built_file(stem + ".ptx")));
+    return load_image(swcu::test::read_bytes(built_file(stem + ".ptx")));
   }
   void unload(CUmodule m) {
     std::erase(modules_, m);
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   CUdeviceptr alloc(std::size_t bytes) {
@@ -81,8 +81,8 @@ struct Conformance : swt::ModuleTest {
   template <class... A>
   CUresult launch(CUfunction f, Dim grid, Dim block, unsigned shared, A... args) {
     void* params[] = {static_cast<void*>(&args)..., nullptr};
-    return swt::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared,
-                                     nullptr, params, nullptr);
+    return swcu::test::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                            shared, nullptr, params, nullptr);
   }
   /// Launches and synchronizes the context; both must succeed.
   template <class... A>
@@ -154,7 +154,7 @@ inline std::uint64_t ulp_distance(double a, double b) {
   return ka > kb ? ka - kb : kb - ka;
 }
 
-using FdCapture = swt::FdCapture;
+using FdCapture = swcu::test::FdCapture;
 
 /// A deterministic generator (xorshift64*) for test inputs.
 class Rng {

@@ -49,9 +49,9 @@ struct FaultTest : PtxTest {
     const CUfunction f = function(loaded, name.c_str());
     CUdeviceptr a = p, b = p;
     void* params[] = {&a, &b};
-    swt::StderrCapture capture;
+    swcu::test::StderrCapture capture;
     const CUresult launched =
-        swt::mod().cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, nullptr, params, nullptr);
+        swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, nullptr, params, nullptr);
     const CUresult synced = launched == CUDA_SUCCESS ? cu.cuCtxSynchronize() : launched;
     err = capture.finish();
     return synced;
@@ -62,7 +62,7 @@ struct FaultTest : PtxTest {
     SWT_CHECK_RESULT(cu.cuCtxSynchronize(), code);
     SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&p, 16), code);
     CUmodule m = nullptr;
-    SWT_CHECK_RESULT(swt::mod().cuModuleLoadData(&m, ptxt::kernel("").c_str()), code);
+    SWT_CHECK_RESULT(swcu::test::mod().cuModuleLoadData(&m, ptxt::kernel("").c_str()), code);
   }
   void check_message(const std::string& kernel) {
     INFO("stderr: ", err);
@@ -220,7 +220,7 @@ $end:
       CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
       void* values[] = {log, reinterpret_cast<void*>(std::uintptr_t{sizeof log})};
       CUmodule m = nullptr;
-      SWT_CHECK_RESULT(swt::mod().cuModuleLoadDataEx(&m, text.c_str(), 2, options, values),
+      SWT_CHECK_RESULT(swcu::test::mod().cuModuleLoadDataEx(&m, text.c_str(), 2, options, values),
                        CUDA_ERROR_INVALID_PTX);
       CHECK(m == nullptr);
       INFO("log: ", log);
@@ -254,12 +254,12 @@ $end:
       const CUdeviceptr p = alloc(16);
       CUdeviceptr a = p, b = p;
       void* params[] = {&a, &b};
-      SWT_CHECK_RESULT(swt::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 32, 1, 1, 0, nullptr,
-                                                 params, nullptr),
+      SWT_CHECK_RESULT(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 32, 1, 1, 0,
+                                                        nullptr, params, nullptr),
                        CUDA_ERROR_NOT_SUPPORTED);
       SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());  // not sticky
       SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
-      SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+      SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
     }
   }
 }

@@ -78,8 +78,8 @@ TEST_SUITE("ptx.printf") {
     CUdeviceptr a = out, b = out;
     void* params[] = {&a, &b};
     ptxt::StdoutCapture capture;
-    SWT_REQUIRE_SUCCESS(
-        swt::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 2, 1, 1, 0, nullptr, params, nullptr));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 2, 1, 1, 0,
+                                                         nullptr, params, nullptr));
     SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     const std::string text = capture.finish();
     INFO("stdout: ", text);
@@ -95,6 +95,6 @@ TEST_SUITE("ptx.printf") {
     WARN(rv[0] == 6);  // the number of arguments (CUDA Programming Guide, unconfirmed)
     WARN(rv[1] == 0);
     SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
-    SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 }

@@ -8,17 +8,17 @@
 namespace ptxt {
 
 std::string kernel(const std::string& body, const std::string& prelude) {
-  return swt::ptx(prelude +
-                  "\n.visible .entry k(.param .u64 k_out, .param .u64 k_in)\n{\n"
-                  "  .reg .b64 %out, %in, %rd_t;\n"
-                  "  .reg .b32 %tx;\n"
-                  "  ld.param.u64 %out, [k_out];\n"
-                  "  ld.param.u64 %in, [k_in];\n"
-                  "  cvta.to.global.u64 %out, %out;\n"
-                  "  cvta.to.global.u64 %in, %in;\n"
-                  "  mov.u32 %tx, %tid.x;\n"
-                  "  mul.wide.u32 %rd_t, %tx, 8;\n" +
-                  body + "\n  ret;\n}\n");
+  return swcu::test::ptx(prelude +
+                         "\n.visible .entry k(.param .u64 k_out, .param .u64 k_in)\n{\n"
+                         "  .reg .b64 %out, %in, %rd_t;\n"
+                         "  .reg .b32 %tx;\n"
+                         "  ld.param.u64 %out, [k_out];\n"
+                         "  ld.param.u64 %in, [k_in];\n"
+                         "  cvta.to.global.u64 %out, %out;\n"
+                         "  cvta.to.global.u64 %in, %in;\n"
+                         "  mov.u32 %tx, %tid.x;\n"
+                         "  mul.wide.u32 %rd_t, %tx, 8;\n" +
+                         body + "\n  ret;\n}\n");
 }
 
 std::uint32_t f32(float v) {
@@ -92,7 +92,7 @@ CUmodule PtxTest::load_logged(const std::string& module) {
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {log, reinterpret_cast<void*>(std::uintptr_t{sizeof log})};
   CUmodule m = nullptr;
-  const CUresult r = swt::mod().cuModuleLoadDataEx(&m, module.c_str(), 2, options, values);
+  const CUresult r = swcu::test::mod().cuModuleLoadDataEx(&m, module.c_str(), 2, options, values);
   INFO("JIT error log: ", log);
   SWT_REQUIRE_SUCCESS(r);
   return m;
@@ -117,9 +117,9 @@ std::vector<unsigned char> PtxTest::run(const std::string& module, std::size_t o
   CUdeviceptr out_arg = out;
   CUdeviceptr in_arg = input;
   void* params[] = {&out_arg, &in_arg};
-  swt::StderrCapture capture;
-  const CUresult launched = swt::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
-                                                      block.z, shared, nullptr, params, nullptr);
+  swcu::test::StderrCapture capture;
+  const CUresult launched = swcu::test::mod().cuLaunchKernel(
+      f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, nullptr, params, nullptr);
   const std::string err = capture.finish();
   INFO("stderr: ", err);
   SWT_REQUIRE_SUCCESS(launched);
@@ -128,7 +128,7 @@ std::vector<unsigned char> PtxTest::run(const std::string& module, std::size_t o
   if (out_bytes > 0) SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(result.data(), out, out_bytes));
   SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
   SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(input));
-  SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   return result;
 }
 
@@ -141,12 +141,12 @@ void PtxTest::run_inout(const std::string& module, std::vector<unsigned char>& b
   CUdeviceptr out_arg = p;
   CUdeviceptr in_arg = p;
   void* params[] = {&out_arg, &in_arg};
-  SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
-                                                block.z, shared, nullptr, params, nullptr));
+  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
+                                                       block.z, shared, nullptr, params, nullptr));
   SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   if (!buffer.empty()) SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(buffer.data(), p, buffer.size()));
   SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
-  SWT_REQUIRE_SUCCESS(swt::mod().cuModuleUnload(m));
+  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
 }
 
 void PtxTest::check_all(const std::vector<Check>& checks) {
@@ -196,8 +196,8 @@ CUresult PtxTest::launch_status(const std::string& module, CUdeviceptr out, CUde
   CUdeviceptr out_arg = out;
   CUdeviceptr in_arg = in;
   void* params[] = {&out_arg, &in_arg};
-  SWT_REQUIRE_SUCCESS(swt::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
-                                                block.z, shared, nullptr, params, nullptr));
+  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
+                                                       block.z, shared, nullptr, params, nullptr));
   return cu.cuCtxSynchronize();
 }
 

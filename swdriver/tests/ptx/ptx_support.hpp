@@ -56,7 +56,7 @@ struct Dim3 {
 };
 
 /// A test with a context; runs PTX kernels.
-struct PtxTest : swt::ModuleTest {
+struct PtxTest : swcu::test::ModuleTest {
   /// Loads `module`, launches its kernel `name` with a zero-filled (well, 0xAB-filled) output
   /// buffer of `out_bytes` and an input buffer holding `in`; requires that everything succeeds,
   /// and returns the output bytes.
@@ -105,6 +105,6 @@ struct PtxTest : swt::ModuleTest {
   CUmodule loaded = nullptr;
 };
 
-using StdoutCapture = swt::StdoutCapture;
+using StdoutCapture = swcu::test::StdoutCapture;
 
 }  // namespace ptxt

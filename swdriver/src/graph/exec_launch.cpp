@@ -1,0 +1,389 @@
+// Launching executable graphs (graph.hpp, exec_internal.hpp): cuGraphLaunch, cuGraphUpload, the
+// nodes run by a launch, and set_conditional (the control API).
+//
+// A launch is one stream operation: a callback (so it also runs, with the error as its status,
+// when its context is broken, and can then let go of what it holds) that runs the nodes of the
+// executable copy one after another in their topological order, on the thread that drives the
+// scheduler, without the state lock, as host functions run; it takes the lock for each node that
+// needs the driver's state. Event waits of the graph are dependencies of the operation; each
+// event record node completes an event record of its own when it runs. The launch costs one
+// operation on the simulated clock (1 us) plus the bytes its copies and memsets move: a graph's
+// nodes share one launch overhead.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "exec/interpret.hpp"
+#include "exec/launch.hpp"
+#include "graph/capture.hpp"
+#include "graph/exec_internal.hpp"
+
+namespace swcu {
+namespace {
+
+// One launch of an executable graph, owned by its stream operation.
+struct Launch {
+  Launch() = default;
+  ~Launch();
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  std::shared_ptr<Graph> plan;
+  std::shared_ptr<HeldRefs> refs;  ///< user objects stay while the launch may run
+  std::shared_ptr<ExecState> exec;
+  Queue* queue = nullptr;  ///< valid while the operation is
+  CUstream stream = nullptr;
+  int priority = 0;
+  std::vector<std::pair<const Node*, std::shared_ptr<Completion>>> records;
+  std::vector<GraphMemory*> auto_free;  ///< AUTO_FREE_ON_LAUNCH: freed when it starts
+};
+
+// Whoever waits for an event record of the launch must not wait forever: what did not run is
+// done when the launch goes.
+Launch::~Launch() {
+  for (auto& [node, c] : records) {
+    if (!c->done) {
+      c->done = true;
+      c->queue = nullptr;
+    }
+  }
+  if (exec && exec->destroyed && plan) free_outstanding(*plan);
+  state().progress.notify_all();
+}
+
+thread_local Launch* t_launch = nullptr;  // the launch the calling thread runs, if any
+
+using StateLock = std::unique_lock<std::mutex>;
+
+// A failure of a node: the stream's asynchronous error (sticky for a device fault, as on a GPU).
+void fail(Queue& q, CUresult code) {
+  if (!q.error || q.error->reported) q.error = std::make_shared<AsyncError>(AsyncError{code});
+  if (is_device_fault(code) && q.ctx != nullptr && q.ctx->sticky_error == CUDA_SUCCESS) {
+    q.ctx->sticky_error = code;
+  }
+}
+
+bool still_there(State& s, std::uintptr_t address, std::size_t span) {
+  if (span == 0 || find_allocation(s, address) == nullptr) return true;  // pageable memory
+  return find_range(s, address, span, Access::execute) != nullptr;
+}
+
+CUresult run_copy(State& s, const CopyShape& c) {
+  if (c.width == 0) return CUDA_SUCCESS;
+  const std::size_t dst_span = (c.height - 1) * c.dst_pitch + c.width;
+  const std::size_t src_span = (c.height - 1) * c.src_pitch + c.width;
+  if (!still_there(s, c.dst, dst_span) || !still_there(s, c.src, src_span)) {
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  for (std::size_t row = 0; row < c.height; ++row) {
+    std::memmove(reinterpret_cast<void*>(c.dst + row * c.dst_pitch),
+                 reinterpret_cast<const void*>(c.src + row * c.src_pitch), c.width);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult run_fill(State& s, const FillShape& f) {
+  const std::size_t row = f.width * f.element_size;
+  if (!still_there(s, f.dst, (f.height - 1) * f.pitch + row) ||
+      find_allocation(s, f.dst) == nullptr) {
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  for (std::size_t r = 0; r < f.height; ++r) {
+    auto* out = reinterpret_cast<unsigned char*>(f.dst + r * f.pitch);
+    if (f.element_size == 1) {
+      std::memset(out, static_cast<int>(f.value & 0xff), f.width);
+      continue;
+    }
+    for (std::size_t i = 0; i < f.width; ++i) {
+      if (f.element_size == 2) {
+        const auto v = static_cast<std::uint16_t>(f.value);
+        std::memcpy(out + i * 2, &v, 2);
+      } else {
+        std::memcpy(out + i * 4, &f.value, 4);
+      }
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+bool run_level(Launch& l, Graph& g);
+
+// A kernel node without a registered host function: its PTX, under the lock.
+bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch& v) {
+  LaunchSpec spec;
+  spec.kernel = k.name;
+  spec.grid = k.grid;
+  spec.block = k.block;
+  spec.shared_bytes = k.shared;
+  spec.priority = v.priority;
+  spec.stream = v.stream;
+  spec.offsets = k.offsets;
+  spec.sizes = k.sizes;
+  spec.params = k.params;
+  log_launch(spec);
+  const CUresult r = interpret_now(s, *q.ctx, k.func, spec);
+  if (r != CUDA_SUCCESS) fail(q, r);
+  return r == CUDA_SUCCESS;
+}
+
+unsigned condition_value(Launch& l, CUgraphConditionalHandle handle) {
+  const StateLock lock(state().mutex);
+  const auto it = l.exec->values.find(handle);
+  return it == l.exec->values.end() ? 0 : it->second;
+}
+
+// Runs one node; false when the launch must stop (its context broke, or the node failed).
+bool run_node(Launch& l, Node& n) {
+  State& s = state();
+  StateLock lock(s.mutex);
+  Queue& q = *l.queue;
+  if (q.ctx == nullptr || q.ctx->sticky_error != CUDA_SUCCESS) return false;
+  if (!n.enabled) return true;  // a disabled node acts as an empty node
+  Device& dev = s.devices[static_cast<std::size_t>(q.device)];
+  switch (n.type) {
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return true;  // waits are the launch's dependencies
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      for (auto& [node, c] : l.records) {
+        if (node == &n && !c->done) {
+          c->time_ns = dev.clock_ns;
+          c->done = true;
+          c->queue = nullptr;
+          s.progress.notify_all();
+        }
+      }
+      return true;
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+      const CopyShape& c = n.as<CopyNode>().shape;
+      const CUresult r = run_copy(s, c);
+      dev.clock_ns += c.width * c.height / kBytesPerNs;
+      if (r != CUDA_SUCCESS) fail(q, r);
+      return r == CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const FillShape& f = n.as<FillNode>().shape;
+      const CUresult r = run_fill(s, f);
+      dev.clock_ns += f.width * f.element_size * f.height / kBytesPerNs;
+      if (r != CUDA_SUCCESS) fail(q, r);
+      return r == CUDA_SUCCESS;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      if (GraphMemory* const m = n.memory()) m->allocation->stage = Allocation::Stage::live;
+      return true;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      if (GraphMemory* const m = n.memory()) {
+        m->allocation->stage = Allocation::Stage::pending;
+        m->outstanding = false;
+      }
+      return true;
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      const CUDA_HOST_NODE_PARAMS host = n.as<HostNode>().params;
+      lock.unlock();
+      host.fn(host.userData);
+      return true;
+    }
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+      const KernelNode& k = n.as<KernelNode>();
+      swcu_launch v{};
+      v.kernel = k.name.c_str();
+      std::copy(k.grid.begin(), k.grid.end(), v.grid);
+      std::copy(k.block.begin(), k.block.end(), v.block);
+      v.cluster[0] = v.cluster[1] = v.cluster[2] = 1;
+      v.shared_bytes = k.shared;
+      v.priority = l.priority;
+      v.stream = l.stream;
+      v.param_count = k.offsets.size();
+      v.param_offsets = k.offsets.data();
+      v.param_sizes = k.sizes.data();
+      v.params = k.params.data();
+      v.params_size = k.params.size();
+      if (!has_host_function(k.name)) return run_interpreted(s, q, k, v);
+      lock.unlock();  // the plan cannot change while the launch holds it
+      run_kernel_now(v);
+      return true;
+    }
+    case CU_GRAPH_NODE_TYPE_GRAPH: lock.unlock(); return run_level(l, *n.as<ChildNode>().graph);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
+      lock.unlock();
+      const ConditionalNode& c = n.as<ConditionalNode>();
+      switch (c.type) {
+        case CU_GRAPH_COND_TYPE_IF: {
+          const unsigned v = condition_value(l, c.handle);
+          if (v != 0) return run_level(l, *c.bodies[0]);
+          return c.bodies.size() < 2 || run_level(l, *c.bodies[1]);
+        }
+        case CU_GRAPH_COND_TYPE_WHILE:
+          while (condition_value(l, c.handle) != 0) {
+            if (!run_level(l, *c.bodies[0])) return false;
+          }
+          return true;
+        default: {
+          const unsigned v = condition_value(l, c.handle);
+          return v >= c.bodies.size() || run_level(l, *c.bodies[v]);
+        }
+      }
+    }
+    default: return true;
+  }
+}
+
+bool run_level(Launch& l, Graph& g) {
+  for (Node* n : g.order) {
+    if (!run_node(l, *n)) return false;
+  }
+  return true;
+}
+
+// The stream operation of a launch.
+void CUDA_CB run_launch(CUstream, CUresult status, void* data) {
+  Launch& l = *static_cast<Launch*>(data);
+  if (status != CUDA_SUCCESS) return;  // a failed launch (or a broken context) runs nothing
+  {
+    const StateLock lock(state().mutex);
+    for (GraphMemory* m : l.auto_free) {
+      m->allocation->stage = Allocation::Stage::pending;
+      m->outstanding = false;
+    }
+    for (const auto& [handle, c] : l.exec->conditions) {
+      if ((c.flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0) l.exec->values[handle] = c.default_value;
+    }
+  }
+  Launch* const outer = t_launch;
+  t_launch = &l;
+  run_level(l, *l.plan);
+  t_launch = outer;
+}
+
+// Event records and waits of a launch, in execution order (child graphs included).
+void collect_events(State& s, Launch& l, Graph& g, Queue& q,
+                    std::vector<std::shared_ptr<Completion>>& waits) {
+  for (Node* n : g.order) {
+    if (!n->enabled) continue;
+    if (n->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+      collect_events(s, l, *n->as<ChildNode>().graph, q, waits);
+      continue;
+    }
+    const EventNode* const event = n->if_kind<EventNode>();
+    if (event == nullptr) continue;
+    Event* const e = event->event != nullptr ? s.find<Event>(SWCU_EVENT, event->event) : nullptr;
+    if (e == nullptr) continue;
+    if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+      auto c = std::make_shared<Completion>();
+      c->queue = &q;
+      c->device = q.device;
+      l.records.emplace_back(n, c);
+      e->recorded = c;
+      e->captured.reset();
+    } else if (n->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT && e->recorded && !e->recorded->done) {
+      const bool own = std::any_of(l.records.begin(), l.records.end(),
+                                   [&e](const auto& r) { return r.second == e->recorded; });
+      if (!own) waits.push_back(e->recorded);  // this launch's own records come in order
+    }
+  }
+}
+
+CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
+  return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
+    Exec* const e = find_exec(s, handle);
+    if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Queue> q;
+    if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
+    if (const auto r = capture_graph(s, *q, *e->plan)) return *r;
+    auto l = std::make_shared<Launch>();
+    for (const auto& n : e->plan->nodes) {
+      GraphMemory* const m = n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? n->memory() : nullptr;
+      if (m == nullptr || !m->outstanding) continue;
+      if ((e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) == 0) {
+        return CUDA_ERROR_INVALID_VALUE;  // the previous launch's allocation is still there
+      }
+      l->auto_free.push_back(m);
+    }
+    l->plan = e->plan;
+    l->refs = e->refs;
+    l->exec = e->exec;
+    l->queue = q.get();
+    l->stream = stream;
+    l->priority = q->priority;
+    Op op;
+    op.kind = OpKind::callback;
+    op.callback = &run_launch;
+    op.stream_handle = stream;
+    op.user_data = l.get();
+    collect_events(s, *l, *l->plan, *q, op.deps);
+    if (e->last && !e->last->done) op.deps.push_back(e->last);  // one launch at a time
+    // Not run for a callback: it owns the launch, which goes with the operation.
+    op.work = [l](State&) { return CUDA_SUCCESS; };
+    e->last = push(s, *q, std::move(op));
+    for (const auto& n : e->plan->nodes) {
+      GraphMemory* const m = n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? n->memory() : nullptr;
+      if (m != nullptr && !m->freed_in_owner) m->outstanding = true;
+    }
+    kick(s, lock);  // may release the lock: nothing is used after this
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult upload(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
+  return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
+    Exec* const e = find_exec(s, handle);
+    if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::shared_ptr<Queue> q;
+    if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
+    if (q->capture) return CUDA_SUCCESS;  // nothing to record: uploading changes nothing
+    if (const CUresult r = capture_sync_check(s, *q)) return r;
+    Op op;
+    op.kind = OpKind::wait;  // ordered behind the stream's work and the previous launches
+    if (e->last && !e->last->done) op.deps.push_back(e->last);
+    e->last = push(s, *q, std::move(op));
+    kick(s, lock);
+    return CUDA_SUCCESS;
+  });
+}
+
+constexpr NullStream kLegacy = NullStream::legacy;
+constexpr NullStream kPerThread = NullStream::per_thread;
+
+}  // namespace
+
+int set_conditional(CUgraphConditionalHandle handle, unsigned value, const char*& why) noexcept {
+  State& s = state();
+  const StateLock lock(s.mutex);
+  Launch* const l = t_launch;
+  if (l == nullptr) {
+    why = "set_conditional: the calling thread runs no node of a graph launch";
+    return -1;
+  }
+  const auto it = l->exec->values.find(handle);
+  if (it == l->exec->values.end()) {
+    why = "set_conditional: the graph being launched has no such conditional handle";
+    return -1;
+  }
+  it->second = value;
+  return 0;
+}
+
+}  // namespace swcu
+
+extern "C" {
+
+using swcu::kLegacy;
+using swcu::kPerThread;
+using swcu::Sym;
+
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  return swcu::launch(Sym::cuGraphLaunch, kLegacy, hGraphExec, hStream);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
+  return swcu::launch(Sym::cuGraphLaunch_ptsz, kPerThread, hGraphExec, hStream);
+}
+
+CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
+  return swcu::upload(Sym::cuGraphUpload, kLegacy, hGraphExec, hStream);
+}
+
+CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
+  return swcu::upload(Sym::cuGraphUpload_ptsz, kPerThread, hGraphExec, hStream);
+}
+
+}  // extern "C"

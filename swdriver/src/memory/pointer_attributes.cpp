@@ -1,0 +1,153 @@
+// Pointer attributes: cuPointerGetAttribute, cuPointerGetAttributes, cuPointerSetAttribute.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <span>
+
+#include "memory/memory.hpp"
+
+namespace swcu {
+namespace {
+
+// ---- pointer attributes ----
+
+template <class T>
+void put(void* data, const T& value) {
+  std::memcpy(data, &value, sizeof value);
+}
+
+// Writes one attribute of `a` (nullptr: memory the driver does not know). `strict`: the
+// cuPointerGetAttribute rules (errors for what does not apply); else cuPointerGetAttributes'
+// (defaults instead of errors).
+CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::uintptr_t ptr,
+                           bool strict) {
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const bool known = a != nullptr;
+  if (!known && strict) return CUDA_ERROR_INVALID_VALUE;
+  using M = Allocation::Memory;
+  const bool host_memory = known && (a->memory == M::host || a->memory == M::registered);
+  const bool mapped =
+      known && (a->memory != M::host || (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) &&
+      (a->memory != M::registered || (a->flags & CU_MEMHOSTREGISTER_DEVICEMAP) != 0);
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      // Stream-ordered allocations belong to no context (cuCtxDestroy does not free them).
+      put(data, known && a->ctx != nullptr ? a->ctx->handle() : CUcontext{});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: {
+      unsigned type = 0;
+      if (known) {
+        type = host_memory ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        // Managed memory reports where it lives: the host after a prefetch there.
+        if (a->memory == M::managed && !a->pages.empty()) {
+          const auto& p = a->pages[(ptr - a->base) / page_size()];
+          if (p.prefetch_type == CU_MEM_LOCATION_TYPE_HOST ||
+              p.prefetch_type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
+            type = CU_MEMORYTYPE_HOST;
+          }
+        }
+      }
+      put(data, type);
+      return CUDA_SUCCESS;
+    }
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+      if (strict && !mapped) return CUDA_ERROR_INVALID_VALUE;
+      put(data, static_cast<CUdeviceptr>(mapped ? ptr : 0));
+      return CUDA_SUCCESS;
+    }
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
+      const bool host_visible = known && a->memory != M::device;
+      if (strict && !host_visible) return CUDA_ERROR_INVALID_VALUE;
+      put(data, host_visible ? reinterpret_cast<void*>(ptr) : nullptr);
+      return CUDA_SUCCESS;
+    }
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+      put(data, static_cast<unsigned>(known && a->sync_memops ? 1 : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+      put(data, known ? a->buffer_id : 0ULL);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      put(data, known && a->memory == M::managed ? 1 : 0);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      put(data, known ? a->device : static_cast<int>(CU_DEVICE_INVALID));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      put(data, static_cast<CUdeviceptr>(known ? a->base : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      put(data, known ? a->size : std::size_t{0});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED: put(data, known ? 1 : 0); return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+      put(data, known && a->memory == M::device && !a->pool ? 1 : 0);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      put(data, static_cast<unsigned long long>(known && a->pool ? a->pool->handle_types : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      put(data, known && a->pool
+                    ? reinterpret_cast<CUmemoryPool>(const_cast<void*>(a->pool->handle))
+                    : CUmemoryPool{});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(data, 0); return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+}  // namespace
+}  // namespace swcu
+
+extern "C" {
+
+using swcu::Allocation;
+using swcu::call;
+using swcu::Context;
+using swcu::State;
+using swcu::Sym;
+
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  const int attr = swcu::raw(attribute);
+  return call(Sym::cuPointerGetAttribute, [=](State& s) -> CUresult {
+    if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER) {  // "in the current context"
+      Context* ctx = nullptr;
+      if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    }
+    const Allocation* const a = swcu::find_allocation(s, ptr);
+    return swcu::pointer_attribute(attr, data, a, ptr, true);
+  });
+}
+
+CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
+                                void** data, CUdeviceptr ptr) {
+  return call(Sym::cuPointerGetAttributes, [=](State& s) -> CUresult {
+    if (numAttributes == 0 || attributes == nullptr || data == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const Allocation* const a = swcu::find_allocation(s, ptr);
+    for (unsigned i = 0; i < numAttributes; ++i) {
+      if (const CUresult r =
+              swcu::pointer_attribute(swcu::raw(attributes[i]), data[i], a, ptr, false)) {
+        return r;
+      }
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  const int attr = swcu::raw(attribute);
+  return call(Sym::cuPointerSetAttribute, [=](State& s) -> CUresult {
+    Allocation* const a = swcu::find_allocation(s, ptr);
+    if (value == nullptr || a == nullptr || attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned flag = 0;
+    std::memcpy(&flag, value, sizeof flag);
+    a->sync_memops = flag != 0;  // every synchronous operation synchronizes here anyway
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,72 @@
+// The special registers' values (%tid, %ctaid, %laneid, %clock, %globaltimer, cluster ids,
+// ...) for a thread of the launch (exec_machine.hpp).
+#include <algorithm>
+#include <chrono>
+
+#include "ptx/exec_machine.hpp"
+
+namespace swcu::ptx::detail {
+
+std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
+  switch (static_cast<SReg>(o.reg)) {
+    case SReg::tid_x: return t.tid[0];
+    case SReg::tid_y: return t.tid[1];
+    case SReg::tid_z: return t.tid[2];
+    case SReg::ntid_x: return l_.block[0];
+    case SReg::ntid_y: return l_.block[1];
+    case SReg::ntid_z: return l_.block[2];
+    case SReg::ctaid_x: return ctaid_[0];
+    case SReg::ctaid_y: return ctaid_[1];
+    case SReg::ctaid_z: return ctaid_[2];
+    case SReg::nctaid_x: return l_.grid[0];
+    case SReg::nctaid_y: return l_.grid[1];
+    case SReg::nctaid_z: return l_.grid[2];
+    case SReg::laneid: return t.lane;
+    case SReg::warpid: return t.warp;
+    case SReg::nwarpid: return 64;
+    case SReg::smid: return cta_count_ % std::max(1u, l_.sm_count);
+    case SReg::nsmid: return l_.sm_count;
+    case SReg::gridid: return l_.grid_id;
+    case SReg::lanemask_eq: return 1ull << t.lane;
+    case SReg::lanemask_le: return (2ull << t.lane) - 1;
+    case SReg::lanemask_lt: return (1ull << t.lane) - 1;
+    case SReg::lanemask_ge: return (~((1ull << t.lane) - 1)) & 0xffffffffu;
+    case SReg::lanemask_gt: return (~((2ull << t.lane) - 1)) & 0xffffffffu;
+    case SReg::clock: return instructions_ & 0xffffffffu;
+    case SReg::clock_hi: return instructions_ >> 32;
+    case SReg::clock64: return instructions_;
+    case SReg::globaltimer:
+    case SReg::globaltimer_lo:
+    case SReg::globaltimer_hi: {
+      const auto ns =
+          static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count());
+      if (static_cast<SReg>(o.reg) == SReg::globaltimer_lo) return ns & 0xffffffffu;
+      if (static_cast<SReg>(o.reg) == SReg::globaltimer_hi) return ns >> 32;
+      return ns;
+    }
+    case SReg::dynamic_smem_size: return l_.dynamic_shared;
+    case SReg::total_smem_size: return shared_size_;
+    case SReg::envreg: return 0;
+    case SReg::cluster_ctarank: return 0;
+    case SReg::cluster_nctarank: return 1;
+    case SReg::is_explicit_cluster: return 0;
+    case SReg::cluster_ctaid_x:
+    case SReg::cluster_ctaid_y:
+    case SReg::cluster_ctaid_z: return 0;
+    case SReg::cluster_nctaid_x:
+    case SReg::cluster_nctaid_y:
+    case SReg::cluster_nctaid_z: return 1;
+    case SReg::clusterid_x: return ctaid_[0];
+    case SReg::clusterid_y: return ctaid_[1];
+    case SReg::clusterid_z: return ctaid_[2];
+    case SReg::nclusterid_x: return l_.grid[0];
+    case SReg::nclusterid_y: return l_.grid[1];
+    case SReg::nclusterid_z: return l_.grid[2];
+    case SReg::pm: return 0;
+  }
+  return 0;
+}
+
+}  // namespace swcu::ptx::detail
