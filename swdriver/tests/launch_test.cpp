@@ -9,28 +9,18 @@
 #include <thread>
 
 #include "module_support.hpp"
+#include "saxpy_host.hpp"
 
 namespace {
 
 using swcu::test::mod;
 using swcu::test::ModuleTest;
+using swcu::test::saxpy_host;
 
 struct pair {
   double a;
   int b;
 };
-
-// Host stand-ins for kernels/sw_kernels.cu.
-void saxpy(const swcu_launch* launch, void*) {
-  const auto a = swcuda::param<float>(*launch, 0);
-  const auto* x = swcuda::param<const float*>(*launch, 1);
-  auto* y = swcuda::param<float*>(*launch, 2);
-  const auto n = swcuda::param<int>(*launch, 3);
-  swcuda::for_each_thread(*launch, [&](swcuda::index3 block, swcuda::index3 thread) {
-    const auto i = static_cast<int>(block.x * launch->block[0] + thread.x);
-    if (i < n) y[i] = a * x[i] + y[i];
-  });
-}
 
 // Appends the launch's first int parameter to the std::vector<int> at `user`.
 void record_order(const swcu_launch* launch, void* user) {
@@ -95,7 +85,7 @@ CUlaunchAttribute cluster(unsigned x, unsigned y = 1, unsigned z = 1) {
 
 TEST_SUITE("launches") {
   TEST_CASE_FIXTURE(LaunchTest, "a registered host function computes through copy, launch, copy") {
-    const Registration r("saxpy", &saxpy, nullptr);
+    const Registration r("saxpy", &saxpy_host, nullptr);
     constexpr int n = 1000;
     std::vector<float> x(n), y(n, 1.0f);
     std::iota(x.begin(), x.end(), 0.0f);
