@@ -1,9 +1,14 @@
 # cuwrap_compile_kernels(<target> <source.cu>...): each source as PTX (compute_90), cubin
 # (sm_90) and fatbin (sm_90 SASS + compute_90 PTX), compiled by nvcc at build time into the
-# current build folder; <target> builds them all. Nothing here needs a GPU.
-find_program(CUWRAP_NVCC nvcc HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
+# current build folder; <target> builds them all. Nothing here needs a GPU. Installed with the
+# package (find_package(cuwrap) includes it); nvcc is needed only when the function is called.
+find_program(CUWRAP_NVCC nvcc HINTS ${CUDAToolkit_BIN_DIR})
 
 function(cuwrap_compile_kernels target)
+  if(NOT CUWRAP_NVCC)
+    message(FATAL_ERROR "cuwrap_compile_kernels(${target}): nvcc not found (looked in "
+                        "'${CUDAToolkit_BIN_DIR}' and PATH); set CUWRAP_NVCC to its path")
+  endif()
   set(outputs)
   foreach(source ${ARGN})
     get_filename_component(stem ${source} NAME_WE)

@@ -1,21 +1,20 @@
 #include "cuwrap/capture.hpp"
 
-#include <gsl/assert>
-
 namespace cuwrap {
 
-capture_info capture_state(stream_ref s) {
+capture_info capture_state(stream_ref s, std::source_location where) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "capture_state", "stream", where);
   CUstreamCaptureStatus status{};
   cuuint64_t id = 0;
   CUgraph graph{};
   check(detail::driver().cuStreamGetCaptureInfo(s.get(), &status, &id, &graph, nullptr, nullptr,
                                                 nullptr),
-        "cuStreamGetCaptureInfo");
+        "cuStreamGetCaptureInfo", where);
   return {static_cast<capture_status>(status), id, graph};
 }
 
 capture_guard::capture_guard(const stream& s, capture_mode mode, std::source_location where)
-    : stream_{s.get()}, context_{s.context_lifetime()} {
+    : stream_{s.get()}, context_{s.context_lifetime("stream", "begin_capture", where)} {
   check(detail::driver().cuStreamBeginCapture(stream_, static_cast<CUstreamCaptureMode>(mode)),
         "cuStreamBeginCapture", where);
 }
@@ -35,7 +34,9 @@ capture_guard::~capture_guard() {
 }
 
 graph capture_guard::end(std::source_location where) {
-  Expects(active_);
+  if (!active_) {
+    throw usage_error{"cuwrap::capture_guard::end: the capture has already ended", where};
+  }
   active_ = false;
   CUgraph captured{};
   const CUresult r = detail::driver().cuStreamEndCapture(stream_, &captured);

@@ -1,7 +1,8 @@
 #include "cuwrap/context.hpp"
 
-#include <gsl/assert>
 #include <string>
+
+#include "cuwrap/stream.hpp"  // host-callback exceptions that synchronize() rethrows
 
 namespace cuwrap {
 namespace {
@@ -11,16 +12,18 @@ const detail::driver_table& drv() { return detail::driver(); }
 // Runs `query` with `ctx` current (pushing it only if needed) for the cuCtx* calls that act on
 // the current context.
 template <class Query>
-auto with_current(context_ref ctx, Query&& query) {
-  scoped_current_context guard{ctx};
+auto with_current(context_ref ctx, const char* operation, std::source_location where,
+                  Query&& query) {
+  detail::expect_not_moved_from(!ctx.empty(), "context", operation, where);
+  const scoped_current_context guard{ctx, where};
   return query(drv());
 }
 
 }  // namespace
 
-std::optional<context_ref> current_context() {
+std::optional<context_ref> current_context(std::source_location where) {
   CUcontext current{};
-  check(drv().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  check(drv().cuCtxGetCurrent(&current), "cuCtxGetCurrent", where);
   if (current == nullptr) {
     return std::nullopt;
   }
@@ -28,7 +31,8 @@ std::optional<context_ref> current_context() {
 }
 
 scoped_current_context::scoped_current_context(context_ref ctx, std::source_location where) {
-  Expects(ctx.get() != nullptr);
+  detail::expect_argument_not_moved_from(!ctx.empty(), "scoped_current_context",
+                                         "scoped_current_context", "context", where);
   CUcontext current{};
   check(drv().cuCtxGetCurrent(&current), "cuCtxGetCurrent", where);
   if (current != ctx.get()) {
@@ -44,72 +48,83 @@ scoped_current_context::~scoped_current_context() {
   }
 }
 
-cuwrap::device context_ref::device() const {
-  const CUdevice handle = with_current(*this, [](const auto& d) {
+cuwrap::device context_ref::device(std::source_location where) const {
+  const CUdevice handle = with_current(*this, "device", where, [where](const auto& d) {
     CUdevice dev{};
-    check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+    check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice", where);
     return dev;
   });
-  return cuwrap::device::get(handle);  // the driver's CUdevice is the ordinal
+  return cuwrap::device::get(handle, where);  // the driver's CUdevice is the ordinal
 }
 
-void context_ref::synchronize() const {
-  with_current(*this, [](const auto& d) { check(d.cuCtxSynchronize(), "cuCtxSynchronize"); });
+void context_ref::synchronize(std::source_location where) const {
+  with_current(*this, "synchronize", where,
+               [where](const auto& d) { check(d.cuCtxSynchronize(), "cuCtxSynchronize", where); });
+  if (detail::pending_host_exceptions.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+    detail::rethrow_context_host_exception(handle_);
+  }
 }
 
-context_flags context_ref::flags() const {
-  return with_current(*this, [](const auto& d) {
+context_flags context_ref::flags(std::source_location where) const {
+  return with_current(*this, "flags", where, [where](const auto& d) {
     unsigned flags = 0;
-    check(d.cuCtxGetFlags(&flags), "cuCtxGetFlags");
+    check(d.cuCtxGetFlags(&flags), "cuCtxGetFlags", where);
     return static_cast<context_flags>(flags);
   });
 }
 
-std::size_t context_ref::limit(context_limit which) const {
-  return with_current(*this, [which](const auto& d) {
+std::size_t context_ref::limit(context_limit which, std::source_location where) const {
+  return with_current(*this, "limit", where, [which, where](const auto& d) {
     std::size_t value = 0;
-    check(d.cuCtxGetLimit(&value, static_cast<CUlimit>(which)), "cuCtxGetLimit");
+    const CUresult r = d.cuCtxGetLimit(&value, static_cast<CUlimit>(which));
+    if (r != CUDA_SUCCESS) {
+      detail::throw_error(make_error_code(r), "cuCtxGetLimit",
+                          "limit " + std::to_string(static_cast<int>(which)), where);
+    }
     return value;
   });
 }
 
-void context_ref::set_limit(context_limit which, std::size_t value) const {
-  with_current(*this, [which, value](const auto& d) {
+void context_ref::set_limit(context_limit which, std::size_t value,
+                            std::source_location where) const {
+  with_current(*this, "set_limit", where, [which, value, where](const auto& d) {
     const CUresult r = d.cuCtxSetLimit(static_cast<CUlimit>(which), value);
     if (r != CUDA_SUCCESS) {
       detail::throw_error(
           make_error_code(r), "cuCtxSetLimit",
-          "limit " + std::to_string(static_cast<int>(which)) + " to " + std::to_string(value), {});
+          "limit " + std::to_string(static_cast<int>(which)) + " to " + std::to_string(value),
+          where);
     }
   });
 }
 
-stream_priority_range context_ref::stream_priorities() const {
-  return with_current(*this, [](const auto& d) {
+stream_priority_range context_ref::stream_priorities(std::source_location where) const {
+  return with_current(*this, "stream_priorities", where, [where](const auto& d) {
     stream_priority_range range{};
     check(d.cuCtxGetStreamPriorityRange(&range.least, &range.greatest),
-          "cuCtxGetStreamPriorityRange");
+          "cuCtxGetStreamPriorityRange", where);
     return range;
   });
 }
 
-cuwrap::cache_config context_ref::cache_config() const {
-  return with_current(*this, [](const auto& d) {
+cuwrap::cache_config context_ref::cache_config(std::source_location where) const {
+  return with_current(*this, "cache_config", where, [where](const auto& d) {
     CUfunc_cache config{};
-    check(d.cuCtxGetCacheConfig(&config), "cuCtxGetCacheConfig");
+    check(d.cuCtxGetCacheConfig(&config), "cuCtxGetCacheConfig", where);
     return static_cast<cuwrap::cache_config>(config);
   });
 }
 
-void context_ref::set_cache_config(cuwrap::cache_config config) const {
-  with_current(*this, [config](const auto& d) {
-    check(d.cuCtxSetCacheConfig(static_cast<CUfunc_cache>(config)), "cuCtxSetCacheConfig");
+void context_ref::set_cache_config(cuwrap::cache_config config, std::source_location where) const {
+  with_current(*this, "set_cache_config", where, [config, where](const auto& d) {
+    check(d.cuCtxSetCacheConfig(static_cast<CUfunc_cache>(config)), "cuCtxSetCacheConfig", where);
   });
 }
 
-unsigned long long context_ref::id() const {
+unsigned long long context_ref::id(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "context", "id", where);
   unsigned long long id = 0;
-  check(drv().cuCtxGetId(handle_, &id), "cuCtxGetId");
+  check(drv().cuCtxGetId(handle_, &id), "cuCtxGetId", where);
   return id;
 }
 
@@ -121,9 +136,9 @@ detail::context_owner::~context_owner() {
   }
 }
 
-cuwrap::device owning_context::device() const {
-  Expects(!empty());
-  return cuwrap::device::get(lifetime()->device);
+cuwrap::device owning_context::device(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "context", "device", where);
+  return cuwrap::device::get(lifetime()->device, where);
 }
 
 namespace {
@@ -175,27 +190,30 @@ std::shared_ptr<const detail::context_owner> create_context(cuwrap::device dev, 
 primary_context::primary_context(cuwrap::device dev, std::source_location where)
     : owning_context{retain_primary(dev, where)} {}
 
-bool primary_context::is_active(cuwrap::device dev) {
+bool primary_context::is_active(cuwrap::device dev, std::source_location where) {
   unsigned flags = 0;
   int active = 0;
-  check(drv().cuDevicePrimaryCtxGetState(dev.get(), &flags, &active), "cuDevicePrimaryCtxGetState");
+  check(drv().cuDevicePrimaryCtxGetState(dev.get(), &flags, &active), "cuDevicePrimaryCtxGetState",
+        where);
   return active != 0;
 }
 
-context_flags primary_context::flags(cuwrap::device dev) {
+context_flags primary_context::flags(cuwrap::device dev, std::source_location where) {
   unsigned flags = 0;
   int active = 0;
-  check(drv().cuDevicePrimaryCtxGetState(dev.get(), &flags, &active), "cuDevicePrimaryCtxGetState");
+  check(drv().cuDevicePrimaryCtxGetState(dev.get(), &flags, &active), "cuDevicePrimaryCtxGetState",
+        where);
   return static_cast<context_flags>(flags);
 }
 
-void primary_context::set_flags(cuwrap::device dev, context_flags flags) {
+void primary_context::set_flags(cuwrap::device dev, context_flags flags,
+                                std::source_location where) {
   check(drv().cuDevicePrimaryCtxSetFlags(dev.get(), static_cast<unsigned>(flags)),
-        "cuDevicePrimaryCtxSetFlags");
+        "cuDevicePrimaryCtxSetFlags", where);
 }
 
-void primary_context::reset(cuwrap::device dev) {
-  check(drv().cuDevicePrimaryCtxReset(dev.get()), "cuDevicePrimaryCtxReset");
+void primary_context::reset(cuwrap::device dev, std::source_location where) {
+  check(drv().cuDevicePrimaryCtxReset(dev.get()), "cuDevicePrimaryCtxReset", where);
 }
 
 context::context(cuwrap::device dev, context_flags flags, std::source_location where)

@@ -4,7 +4,7 @@
 
 namespace cuwrap {
 
-int device::count() {
+int device::count(std::source_location where) {
   try {
     (void)detail::load_process_driver();
   } catch (const error& e) {
@@ -14,7 +14,7 @@ int device::count() {
     throw;
   }
   int n = 0;
-  check(detail::driver().cuDeviceGetCount(&n), "cuDeviceGetCount");
+  check(detail::driver().cuDeviceGetCount(&n), "cuDeviceGetCount", where);
   return n;
 }
 
@@ -23,7 +23,7 @@ device device::get(int ordinal, std::source_location where) {
   const CUresult r =
       ordinal < 0 ? CUDA_ERROR_INVALID_DEVICE : detail::driver().cuDeviceGet(&handle, ordinal);
   if (r == CUDA_ERROR_INVALID_DEVICE) {  // cold path: count the devices for the message
-    const int n = count();
+    const int n = count(where);
     detail::throw_error(make_error_code(r), "cuDeviceGet",
                         "ordinal " + std::to_string(ordinal) +
                             (n == 0 ? std::string{"; there is no device"}
@@ -34,12 +34,12 @@ device device::get(int ordinal, std::source_location where) {
   return device{ordinal, handle};
 }
 
-std::vector<device> device::all() {
+std::vector<device> device::all(std::source_location where) {
   std::vector<device> devices;
-  const int n = count();
+  const int n = count(where);
   devices.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    devices.push_back(get(i));
+    devices.push_back(get(i, where));
   }
   return devices;
 }
@@ -54,57 +54,58 @@ device device::by_pci_bus_id(std::string_view bus_id, std::source_location where
   return device{handle, handle};  // the driver's CUdevice is the ordinal
 }
 
-std::string device::name() const {
+std::string device::name(std::source_location where) const {
   std::array<char, 256> buffer{};
   check(detail::driver().cuDeviceGetName(buffer.data(), static_cast<int>(buffer.size()), handle_),
-        "cuDeviceGetName");
+        "cuDeviceGetName", where);
   return buffer.data();
 }
 
-CUuuid device::uuid() const {
+CUuuid device::uuid(std::source_location where) const {
   CUuuid id{};
-  check(detail::driver().cuDeviceGetUuid(&id, handle_), "cuDeviceGetUuid");
+  check(detail::driver().cuDeviceGetUuid(&id, handle_), "cuDeviceGetUuid", where);
   return id;
 }
 
-std::string device::pci_bus_id() const {
+std::string device::pci_bus_id(std::source_location where) const {
   std::array<char, 64> buffer{};
   check(
       detail::driver().cuDeviceGetPCIBusId(buffer.data(), static_cast<int>(buffer.size()), handle_),
-      "cuDeviceGetPCIBusId");
+      "cuDeviceGetPCIBusId", where);
   return buffer.data();
 }
 
-std::size_t device::total_memory() const {
+std::size_t device::total_memory(std::source_location where) const {
   std::size_t bytes = 0;
-  check(detail::driver().cuDeviceTotalMem(&bytes, handle_), "cuDeviceTotalMem");
+  check(detail::driver().cuDeviceTotalMem(&bytes, handle_), "cuDeviceTotalMem", where);
   return bytes;
 }
 
-cuwrap::compute_capability device::compute_capability() const {
-  return {attribute<CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR>(),
-          attribute<CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR>()};
+cuwrap::compute_capability device::compute_capability(std::source_location where) const {
+  return {attribute<CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR>(where),
+          attribute<CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR>(where)};
 }
 
-int device::raw_attribute(CUdevice_attribute attribute) const {
+int device::raw_attribute(CUdevice_attribute attribute, std::source_location where) const {
   int value = 0;
   const CUresult r = detail::driver().cuDeviceGetAttribute(&value, attribute, handle_);
   if (r != CUDA_SUCCESS) {
     detail::throw_error(make_error_code(r), "cuDeviceGetAttribute",
                         "attribute " + std::to_string(static_cast<int>(attribute)) + ", device " +
                             std::to_string(ordinal_),
-                        {});
+                        where);
   }
   return value;
 }
 
-bool device::can_access_peer(device peer) const {
+bool device::can_access_peer(device peer, std::source_location where) const {
   int can = 0;
   const CUresult r = detail::driver().cuDeviceCanAccessPeer(&can, handle_, peer.handle_);
   if (r != CUDA_SUCCESS) {
     detail::throw_error(
         make_error_code(r), "cuDeviceCanAccessPeer",
-        "device " + std::to_string(ordinal_) + " and device " + std::to_string(peer.ordinal_), {});
+        "device " + std::to_string(ordinal_) + " and device " + std::to_string(peer.ordinal_),
+        where);
   }
   return can != 0;
 }

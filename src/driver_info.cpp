@@ -1,13 +1,46 @@
+// What the loaded driver is: the software driver or not, and the software driver's control table.
 #include <swcuda/control.h>
 
 #include "cuwrap/driver.hpp"
+#include "cuwrap/error.hpp"
+#include "cuwrap/software_driver.hpp"
 
 namespace cuwrap {
+namespace {
 
-bool is_software_driver() {
+const swcu_control* query_control_table() {
   const void* table = nullptr;
-  return detail::driver().cuGetExportTable(&table, &SWCU_CONTROL_TABLE_ID) == CUDA_SUCCESS &&
-         table != nullptr;
+  if (detail::driver().cuGetExportTable(&table, &SWCU_CONTROL_TABLE_ID) != CUDA_SUCCESS) {
+    return nullptr;
+  }
+  return static_cast<const swcu_control*>(table);
 }
 
+}  // namespace
+
+bool is_software_driver() { return query_control_table() != nullptr; }
+
+namespace software_driver {
+
+bool is_loaded() { return is_software_driver(); }
+
+const swcu_control* control_table() noexcept {
+  try {
+    return query_control_table();
+  } catch (...) {  // no driver at all
+    return nullptr;
+  }
+}
+
+const swcu_control& control(std::source_location where) {
+  if (const auto* table = query_control_table()) {
+    return *table;
+  }
+  detail::throw_error(make_error_code(CUDA_ERROR_NOT_SUPPORTED), "cuwrap::software_driver::control",
+                      "the loaded driver '" + driver_path() +
+                          "' is not cuwrap's software driver; set CUWRAP_DRIVER=software",
+                      where);
+}
+
+}  // namespace software_driver
 }  // namespace cuwrap

@@ -110,6 +110,7 @@ class driver_category_impl final : public table_category {
       case 201:
       case 202:
       case 709: return errc::invalid_context;
+      case 36:  // CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: a driver older than cuwrap's minimum
       case 302:
       case 303:
       case 803:
@@ -274,6 +275,28 @@ error::error(std::error_code code, const char* api, std::string_view details,
       api_{api},
       where_{where} {}
 
+namespace {
+std::string with_location(std::string_view message, const std::source_location& where) {
+  std::string text{message};
+  if (where.line() != 0) {
+    text.append(" at ").append(file_name_only(where.file_name()));
+    text.append(":").append(std::to_string(where.line()));
+  }
+  return text;
+}
+
+std::string operation_name(const char* type, const char* operation) {
+  std::string text{"cuwrap::"};
+  if (type != nullptr) {
+    text.append(type).append("::");
+  }
+  return text.append(operation);
+}
+}  // namespace
+
+usage_error::usage_error(std::string_view message, std::source_location where)
+    : std::logic_error{with_location(message, where)}, where_{where} {}
+
 nothrow_error_handler set_nothrow_error_handler(nothrow_error_handler handler) noexcept {
   return nothrow_handler.exchange(handler != nullptr ? handler : &default_nothrow_handler);
 }
@@ -286,6 +309,30 @@ void throw_error(std::error_code code, const char* api, std::string_view details
     throw out_of_memory{code, api, details, where};
   }
   throw error{code, api, details, where};
+}
+
+void throw_moved_from(const char* type, const char* operation, std::source_location where) {
+  throw usage_error{
+      operation_name(type, operation) + ": this " + type + " was moved from (or released)", where};
+}
+
+void throw_moved_from_argument(const char* type, const char* operation, const char* argument,
+                               std::source_location where) {
+  throw usage_error{
+      operation_name(type, operation) + ": the " + argument + " was moved from (or released)",
+      where};
+}
+
+void throw_out_of_span(const char* operation, std::size_t offset, std::size_t count,
+                       std::size_t size) {
+  std::string text = operation_name("device_span", operation) + ": ";
+  if (count == std::dynamic_extent) {
+    text += "offset " + std::to_string(offset) + " is past the end";
+  } else {
+    text += "elements [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+            std::to_string(count) + ") are outside";
+  }
+  throw usage_error{text + " of the span's " + std::to_string(size) + " elements", {}};
 }
 
 void report_nothrow(std::error_code code, const char* api) noexcept {

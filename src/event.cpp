@@ -1,7 +1,5 @@
 #include "cuwrap/event.hpp"
 
-#include <gsl/assert>
-
 namespace cuwrap {
 namespace {
 
@@ -17,7 +15,7 @@ unsigned native_flags(event_flags flags) noexcept {
 }
 
 CUevent create_event(const owning_context& ctx, event_flags flags, std::source_location where) {
-  Expects(!ctx.empty());
+  (void)ctx.lifetime_for("event", "event", where);  // a moved-from context throws here
   if (has(flags, event_flags::timing) && has(flags, event_flags::interprocess)) {
     detail::throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), "cuEventCreate",
                         "event_flags::timing cannot be combined with event_flags::interprocess",
@@ -32,10 +30,12 @@ CUevent create_event(const owning_context& ctx, event_flags flags, std::source_l
 }  // namespace
 
 event::event(const owning_context& ctx, event_flags flags, std::source_location where)
-    : event_ref{create_event(ctx, flags, where)}, context_{ctx.lifetime()} {}
+    : unique_handle{create_event(ctx, flags, where), ctx.lifetime()} {}
 
 std::chrono::duration<float, std::milli> elapsed(event_ref start, event_ref stop,
                                                  std::source_location where) {
+  detail::expect_argument_not_moved_from(!start.empty(), nullptr, "elapsed", "start event", where);
+  detail::expect_argument_not_moved_from(!stop.empty(), nullptr, "elapsed", "stop event", where);
   float ms = 0;
   const CUresult r = detail::driver().cuEventElapsedTime(&ms, start.get(), stop.get());
   if (r == CUDA_ERROR_INVALID_HANDLE) {

@@ -24,11 +24,12 @@ const detail::driver_table& drv() { return detail::driver(); }
 
 // The driver's parameter structs, shared by the add_* and set_* paths.
 CUDA_KERNEL_NODE_PARAMS kernel_params(const kernel& k, const launch_config& config, void** params,
-                                      CUcontext ctx) {
+                                      CUcontext ctx, const char* api, std::source_location where) {
   if (!config.attributes().empty()) {
     detail::throw_graph_error(
-        CUDA_ERROR_NOT_SUPPORTED, "cuGraphAddKernelNode",
-        "kernel " + k.name() + ": launch attributes are not supported on graph kernel nodes", {});
+        CUDA_ERROR_NOT_SUPPORTED, api,
+        "kernel " + k.name() + ": launch attributes are not supported on graph kernel nodes",
+        where);
   }
   CUDA_KERNEL_NODE_PARAMS p{};
   p.func = k.get();
@@ -121,28 +122,37 @@ const char* kind_name(node_kind kind) {
 
 }  // namespace
 
-node_kind graph_node::kind() const {
+node_kind graph_node::kind(std::source_location where) const {
   CUgraphNodeType type{};
-  check(drv().cuGraphNodeGetType(handle_, &type), "cuGraphNodeGetType");
+  check(drv().cuGraphNodeGetType(handle_, &type), "cuGraphNodeGetType", where);
   return static_cast<node_kind>(type);
 }
 
 graph_node graph_ref::add_empty(dependencies after, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_empty", where);
   CUgraphNode n{};
   return added(drv().cuGraphAddEmptyNode(&n, handle_, after.data(), after.size()), n,
                "cuGraphAddEmptyNode", "empty", where);
 }
 
 graph_node graph_ref::add_kernel_params(const kernel& k, const launch_config& config,
-                                        dependencies after, void** params) const {
-  const auto p = kernel_params(k, config, params, context_);
+                                        dependencies after, void** params,
+                                        std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
+  const auto p = kernel_params(k, config, params, context_, "cuGraphAddKernelNode", where);
   CUgraphNode n{};
-  return added(drv().cuGraphAddKernelNode(&n, handle_, after.data(), after.size(), &p), n,
-               "cuGraphAddKernelNode", "kernel", {});
+  const CUresult r = drv().cuGraphAddKernelNode(&n, handle_, after.data(), after.size(), &p);
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(
+        r, "cuGraphAddKernelNode",
+        "adding a kernel node for " + k.name() + detail::context_mismatch(k, context_), where);
+  }
+  return graph_node{n};
 }
 
 graph_node graph_ref::add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
                                      dependencies after, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_copy", where);
   const auto p = copy_params(dst, src, bytes);
   CUgraphNode n{};
   return added(drv().cuGraphAddMemcpyNode(&n, handle_, after.data(), after.size(), &p, context_), n,
@@ -152,6 +162,7 @@ graph_node graph_ref::add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size
 graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t element_size,
                                     std::size_t count, dependencies after,
                                     std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_fill", where);
   const auto p = fill_params(dst, value, element_size, count);
   CUgraphNode n{};
   return added(drv().cuGraphAddMemsetNode(&n, handle_, after.data(), after.size(), &p, context_), n,
@@ -160,6 +171,7 @@ graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t
 
 graph_node graph_ref::add_host_callable(std::unique_ptr<detail::host_callable_base> callable,
                                         dependencies after, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_host", where);
   // A user object owns the callable; the graph takes our reference, and every executable
   // graph instantiated from it takes its own, so the callable lives as long as any of them.
   CUuserObject object{};
@@ -181,6 +193,8 @@ graph_node graph_ref::add_host_callable(std::unique_ptr<detail::host_callable_ba
 
 graph_node graph_ref::add_event_record(event_ref e, dependencies after,
                                        std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_event_record", where);
+  detail::expect_argument_not_moved_from(!e.empty(), "graph", "add_event_record", "event", where);
   CUgraphNode n{};
   return added(drv().cuGraphAddEventRecordNode(&n, handle_, after.data(), after.size(), e.get()), n,
                "cuGraphAddEventRecordNode", "event record", where);
@@ -188,6 +202,8 @@ graph_node graph_ref::add_event_record(event_ref e, dependencies after,
 
 graph_node graph_ref::add_event_wait(event_ref e, dependencies after,
                                      std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_event_wait", where);
+  detail::expect_argument_not_moved_from(!e.empty(), "graph", "add_event_wait", "event", where);
   CUgraphNode n{};
   return added(drv().cuGraphAddEventWaitNode(&n, handle_, after.data(), after.size(), e.get()), n,
                "cuGraphAddEventWaitNode", "event wait", where);
@@ -195,6 +211,9 @@ graph_node graph_ref::add_event_wait(event_ref e, dependencies after,
 
 graph_node graph_ref::add_child(graph_ref child, dependencies after,
                                 std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_child", where);
+  detail::expect_argument_not_moved_from(!child.empty(), "graph", "add_child", "child graph",
+                                         where);
   CUgraphNode n{};
   return added(drv().cuGraphAddChildGraphNode(&n, handle_, after.data(), after.size(), child.get()),
                n, "cuGraphAddChildGraphNode", "child graph", where);
@@ -202,6 +221,7 @@ graph_node graph_ref::add_child(graph_ref child, dependencies after,
 
 graph_allocation graph_ref::add_memory_alloc(std::size_t bytes, dependencies after,
                                              std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_memory_alloc", where);
   CUDA_MEM_ALLOC_NODE_PARAMS p{};
   p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   p.poolProps.location = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device_};
@@ -218,30 +238,36 @@ graph_allocation graph_ref::add_memory_alloc(std::size_t bytes, dependencies aft
 
 graph_node graph_ref::add_memory_free(CUdeviceptr address, dependencies after,
                                       std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_memory_free", where);
   CUgraphNode n{};
   return added(drv().cuGraphAddMemFreeNode(&n, handle_, after.data(), after.size(), address), n,
                "cuGraphAddMemFreeNode", "memory free", where);
 }
 
-void graph_ref::add_dependency(graph_node from, graph_node to) const {
+void graph_ref::add_dependency(graph_node from, graph_node to, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_dependency", where);
   const CUgraphNode f = from.get();
   const CUgraphNode t = to.get();
-  check(drv().cuGraphAddDependencies(handle_, &f, &t, nullptr, 1), "cuGraphAddDependencies");
+  check(drv().cuGraphAddDependencies(handle_, &f, &t, nullptr, 1), "cuGraphAddDependencies", where);
 }
 
-std::vector<graph_node> graph_ref::nodes() const {
+std::vector<graph_node> graph_ref::nodes(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "nodes", where);
   std::size_t count = 0;
-  check(drv().cuGraphGetNodes(handle_, nullptr, &count), "cuGraphGetNodes");
+  check(drv().cuGraphGetNodes(handle_, nullptr, &count), "cuGraphGetNodes", where);
   std::vector<CUgraphNode> raw(count);
-  check(drv().cuGraphGetNodes(handle_, raw.data(), &count), "cuGraphGetNodes");
+  check(drv().cuGraphGetNodes(handle_, raw.data(), &count), "cuGraphGetNodes", where);
   return {raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(count)};
 }
 
-std::vector<graph_edge> graph_ref::edges() const {
+std::vector<graph_edge> graph_ref::edges(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "edges", where);
   std::size_t count = 0;
-  check(drv().cuGraphGetEdges(handle_, nullptr, nullptr, nullptr, &count), "cuGraphGetEdges");
+  check(drv().cuGraphGetEdges(handle_, nullptr, nullptr, nullptr, &count), "cuGraphGetEdges",
+        where);
   std::vector<CUgraphNode> from(count), to(count);
-  check(drv().cuGraphGetEdges(handle_, from.data(), to.data(), nullptr, &count), "cuGraphGetEdges");
+  check(drv().cuGraphGetEdges(handle_, from.data(), to.data(), nullptr, &count), "cuGraphGetEdges",
+        where);
   std::vector<graph_edge> result;
   result.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -250,39 +276,46 @@ std::vector<graph_edge> graph_ref::edges() const {
   return result;
 }
 
-void graph_ref::write_dot(const std::string& path, unsigned flags) const {
+void graph_ref::write_dot(const std::string& path, unsigned flags,
+                          std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "write_dot", where);
   const CUresult r = drv().cuGraphDebugDotPrint(handle_, path.c_str(), flags);
   if (r != CUDA_SUCCESS) {
-    detail::throw_graph_error(r, "cuGraphDebugDotPrint", "'" + path + "'", {});
+    detail::throw_graph_error(r, "cuGraphDebugDotPrint", "'" + path + "'", where);
   }
 }
 
-std::string graph_ref::to_dot(unsigned flags) const {
+std::string graph_ref::to_dot(unsigned flags, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "to_dot", where);
   char path[] = "/tmp/cuwrap-graph-XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) {
-    detail::throw_graph_error(CUDA_ERROR_OPERATING_SYSTEM, "mkstemp", "a temporary DOT file", {});
+    detail::throw_graph_error(CUDA_ERROR_OPERATING_SYSTEM, "mkstemp", "a temporary DOT file",
+                              where);
   }
   close(fd);
   struct remove_file {
     const char* path;
     ~remove_file() { std::remove(path); }
   } cleanup{path};
-  write_dot(path, flags);
+  write_dot(path, flags, where);
   std::ifstream in{path};
   return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
-CUgraphConditionalHandle graph_ref::make_condition(unsigned default_value) const {
+CUgraphConditionalHandle graph_ref::make_condition(unsigned default_value,
+                                                   std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "make_condition", where);
   CUgraphConditionalHandle handle{};
   check(drv().cuGraphConditionalHandleCreate(&handle, handle_, context_, default_value,
                                              CU_GRAPH_COND_ASSIGN_DEFAULT),
-        "cuGraphConditionalHandleCreate");
+        "cuGraphConditionalHandleCreate", where);
   return handle;
 }
 
 conditional_node graph_ref::add_conditional(CUgraphConditionalHandle condition, bool loop,
                                             dependencies after, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_conditional", where);
   CUgraphNodeParams p{};
   p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
   p.conditional.handle = condition;
@@ -295,20 +328,27 @@ conditional_node graph_ref::add_conditional(CUgraphConditionalHandle condition, 
   return {node, graph_ref{p.conditional.phGraph_out[0], context_, device_}};
 }
 
-graph::graph(const owning_context& ctx, std::source_location where)
-    : graph_ref{nullptr, ctx.get(), ctx.lifetime() ? ctx.lifetime()->device : CUdevice{}},
-      lifetime_{ctx.lifetime()} {
-  Expects(!ctx.empty());
-  check(drv().cuGraphCreate(&handle_, 0), "cuGraphCreate", where);
+namespace {
+CUgraph create_graph(const owning_context& ctx, std::source_location where) {
+  (void)ctx.lifetime_for("graph", "graph", where);  // a moved-from context throws here
+  CUgraph handle{};
+  check(drv().cuGraphCreate(&handle, 0), "cuGraphCreate", where);
+  return handle;
 }
+}  // namespace
+
+graph::graph(const owning_context& ctx, std::source_location where)
+    : graph{create_graph(ctx, where), ctx.lifetime()} {}
 
 graph graph::clone(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "clone", where);
   CUgraph copy{};
   check(drv().cuGraphClone(&copy, handle_), "cuGraphClone", where);
-  return graph{copy, lifetime_};
+  return graph{copy, state()};
 }
 
 graph_exec graph::instantiate(instantiate_flags flags, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "instantiate", where);
   CUgraphExec exec{};
   const CUresult r =
       drv().cuGraphInstantiate(&exec, handle_, static_cast<unsigned long long>(flags));
@@ -317,10 +357,12 @@ graph_exec graph::instantiate(instantiate_flags flags, std::source_location wher
                               "flags " + std::to_string(static_cast<unsigned long long>(flags)),
                               where);
   }
-  return graph_exec{exec, lifetime_};
+  return graph_exec{exec, state()};
 }
 
 void graph_exec_ref::update(graph_ref g, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph_exec", "update", where);
+  detail::expect_argument_not_moved_from(!g.empty(), "graph_exec", "update", "graph", where);
   CUgraphExecUpdateResultInfo info{};
   const CUresult r = drv().cuGraphExecUpdate(handle_, g.get(), &info);
   if (r == CUDA_SUCCESS) {
@@ -343,15 +385,22 @@ void graph_exec_ref::update(graph_ref g, std::source_location where) const {
 }
 
 void graph_exec_ref::set_kernel_params_raw(graph_node node, const kernel& k,
-                                           const launch_config& config, void** params) const {
-  detail::check_limits(k, config, std::source_location::current());
-  const auto p = kernel_params(k, config, params, context_);
-  check(drv().cuGraphExecKernelNodeSetParams(handle_, node.get(), &p),
-        "cuGraphExecKernelNodeSetParams");
+                                           const launch_config& config, void** params,
+                                           std::source_location where) const {
+  const char* api = "cuGraphExecKernelNodeSetParams";
+  detail::expect_not_moved_from(!empty(), "graph_exec", "set_kernel_params", where);
+  detail::check_limits(k, config, where, api);
+  const auto p = kernel_params(k, config, params, context_, api, where);
+  const CUresult r = drv().cuGraphExecKernelNodeSetParams(handle_, node.get(), &p);
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, api, "kernel " + k.name() + detail::context_mismatch(k, context_),
+                              where);
+  }
 }
 
 void graph_exec_ref::set_copy_bytes(graph_node node, CUdeviceptr dst, CUdeviceptr src,
                                     std::size_t bytes, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph_exec", "set_copy_params", where);
   const auto p = copy_params(dst, src, bytes);
   check(drv().cuGraphExecMemcpyNodeSetParams(handle_, node.get(), &p, context_),
         "cuGraphExecMemcpyNodeSetParams", where);
@@ -360,19 +409,22 @@ void graph_exec_ref::set_copy_bytes(graph_node node, CUdeviceptr dst, CUdevicept
 void graph_exec_ref::set_fill_bits(graph_node node, CUdeviceptr dst, unsigned value,
                                    std::size_t element_size, std::size_t count,
                                    std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph_exec", "set_fill_params", where);
   const auto p = fill_params(dst, value, element_size, count);
   check(drv().cuGraphExecMemsetNodeSetParams(handle_, node.get(), &p, context_),
         "cuGraphExecMemsetNodeSetParams", where);
 }
 
-void graph_exec_ref::set_enabled(graph_node node, bool enabled) const {
+void graph_exec_ref::set_enabled(graph_node node, bool enabled, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph_exec", "set_enabled", where);
   check(drv().cuGraphNodeSetEnabled(handle_, node.get(), enabled ? 1U : 0U),
-        "cuGraphNodeSetEnabled");
+        "cuGraphNodeSetEnabled", where);
 }
 
-bool graph_exec_ref::enabled(graph_node node) const {
+bool graph_exec_ref::enabled(graph_node node, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph_exec", "enabled", where);
   unsigned on = 0;
-  check(drv().cuGraphNodeGetEnabled(handle_, node.get(), &on), "cuGraphNodeGetEnabled");
+  check(drv().cuGraphNodeGetEnabled(handle_, node.get(), &on), "cuGraphNodeGetEnabled", where);
   return on != 0;
 }
 

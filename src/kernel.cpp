@@ -35,12 +35,12 @@ CUresult get_attribute(CUfunction f, bool library, CUfunction_attribute attribut
 }
 
 int read_attribute(CUfunction f, bool library, const std::string& name,
-                   CUfunction_attribute attribute) {
+                   CUfunction_attribute attribute, std::source_location where) {
   int value = 0;
   if (const CUresult r = get_attribute(f, library, attribute, &value); r != CUDA_SUCCESS) {
     detail::throw_error(
         make_error_code(r), library ? "cuKernelGetAttribute" : "cuFuncGetAttribute",
-        "kernel " + name + ", attribute " + std::to_string(static_cast<int>(attribute)), {});
+        "kernel " + name + ", attribute " + std::to_string(static_cast<int>(attribute)), where);
   }
   return value;
 }
@@ -51,27 +51,29 @@ bool driver_reports_layout() { return detail::driver_info(detail::driver()).vers
 }  // namespace
 
 kernel kernel::from_function(CUfunction function, std::string name,
-                             std::shared_ptr<const void> owner) {
+                             std::shared_ptr<const void> owner, CUcontext ctx,
+                             std::source_location where) {
   kernel k;
   k.handle_ = function;
+  k.context_ = ctx;
   k.name_ = std::move(name);
   k.owner_ = std::move(owner);
-  k.read_layout();
+  k.read_layout(where);
   return k;
 }
 
 kernel kernel::from_library_kernel(CUkernel function, std::string name,
-                                   std::shared_ptr<const void> owner) {
+                                   std::shared_ptr<const void> owner, std::source_location where) {
   kernel k;
   k.from_library_ = true;
   k.handle_ = reinterpret_cast<CUfunction>(function);  // the driver accepts a CUkernel here
   k.name_ = std::move(name);
   k.owner_ = std::move(owner);
-  k.read_layout();
+  k.read_layout(where);
   return k;
 }
 
-void kernel::read_layout() {
+void kernel::read_layout(std::source_location where) {
   if (driver_reports_layout()) {
     for (std::size_t i = 0;; ++i) {
       kernel_param p;
@@ -82,19 +84,20 @@ void kernel::read_layout() {
       if (r != CUDA_SUCCESS) {
         detail::throw_error(make_error_code(r),
                             from_library_ ? "cuKernelGetParamInfo" : "cuFuncGetParamInfo",
-                            "kernel " + name_ + ", parameter " + std::to_string(i), {});
+                            "kernel " + name_ + ", parameter " + std::to_string(i), where);
       }
       params_.push_back(p);
     }
     layout_known_ = true;
   }
-  max_threads_ = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  max_threads_ = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, where);
   max_dynamic_ =
-      static_cast<std::size_t>(attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES));
+      static_cast<std::size_t>(attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, where));
 }
 
-kernel_attributes kernel::attributes() const {
-  const auto get = [this](CUfunction_attribute a) { return attribute(a); };
+kernel_attributes kernel::attributes(std::source_location where) const {
+  detail::expect_not_moved_from(handle_ != nullptr, "kernel", "attributes", where);
+  const auto get = [this, where](CUfunction_attribute a) { return attribute(a, where); };
   const auto bytes = [&get](CUfunction_attribute a) { return static_cast<std::size_t>(get(a)); };
   return {get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
           get(CU_FUNC_ATTRIBUTE_NUM_REGS),
@@ -106,11 +109,14 @@ kernel_attributes kernel::attributes() const {
           get(CU_FUNC_ATTRIBUTE_BINARY_VERSION)};
 }
 
-int kernel::attribute(CUfunction_attribute which) const {
-  return read_attribute(handle_, from_library_, name_, which);
+int kernel::attribute(CUfunction_attribute which, std::source_location where) const {
+  detail::expect_not_moved_from(handle_ != nullptr, "kernel", "attribute", where);
+  return read_attribute(handle_, from_library_, name_, which, where);
 }
 
 void kernel::set_max_dynamic_shared_memory(std::size_t bytes, std::source_location where) {
+  detail::expect_not_moved_from(handle_ != nullptr, "kernel", "set_max_dynamic_shared_memory",
+                                where);
   const auto& d = detail::driver();
   const int value = static_cast<int>(bytes);
   CUresult r = static_cast<std::size_t>(value) == bytes ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -133,14 +139,16 @@ void kernel::set_max_dynamic_shared_memory(std::size_t bytes, std::source_locati
   max_dynamic_ = bytes;
 }
 
-void kernel::set_cache_config(cuwrap::cache_config config) const {
+void kernel::set_cache_config(cuwrap::cache_config config, std::source_location where) const {
+  detail::expect_not_moved_from(handle_ != nullptr, "kernel", "set_cache_config", where);
   check(detail::driver().cuFuncSetCacheConfig(handle_, static_cast<CUfunc_cache>(config)),
-        "cuFuncSetCacheConfig");
+        "cuFuncSetCacheConfig", where);
 }
 
 namespace detail {
 
-void check_signature(const kernel& k, std::span<const std::size_t> sizes) {
+void check_signature(const kernel& k, std::span<const std::size_t> sizes,
+                     std::source_location where) {
   if (!k.layout_known()) {
     return;
   }
@@ -149,7 +157,7 @@ void check_signature(const kernel& k, std::span<const std::size_t> sizes) {
     throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), "cuwrap::typed_kernel",
                 "kernel " + k.name() + " has " + std::to_string(params.size()) +
                     " parameters; the signature has " + std::to_string(sizes.size()),
-                {});
+                where);
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (params[i].size != sizes[i]) {
@@ -157,7 +165,7 @@ void check_signature(const kernel& k, std::span<const std::size_t> sizes) {
                   "kernel " + k.name() + ", parameter " + std::to_string(i) + ": the kernel has " +
                       std::to_string(params[i].size) + " bytes, the signature's type has " +
                       std::to_string(sizes[i]),
-                  {});
+                  where);
     }
   }
 }

@@ -1,6 +1,7 @@
 // launch_config validation and the cold paths of launches.
 #include "cuwrap/launch.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -99,7 +100,8 @@ launch_config& launch_config::with_programmatic_serialization() noexcept {
 
 namespace detail {
 
-void throw_launch_limit(const kernel& k, const launch_config& config, std::source_location where) {
+void throw_launch_limit(const kernel& k, const launch_config& config, std::source_location where,
+                        const char* api) {
   std::string details = "kernel " + k.name() + ": ";
   if (config.block().volume() > static_cast<unsigned long long>(k.max_threads_per_block())) {
     details += "block " + text(config.block()) + " has " + std::to_string(config.block().volume()) +
@@ -110,7 +112,7 @@ void throw_launch_limit(const kernel& k, const launch_config& config, std::sourc
                std::to_string(k.max_dynamic_shared_bytes()) +
                " (raise it with set_max_dynamic_shared_memory)";
   }
-  throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), "cuLaunchKernel", details, where);
+  throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE), api, details, where);
 }
 
 void throw_argument_mismatch(const kernel& k, std::size_t index, std::size_t given,
@@ -128,34 +130,76 @@ void throw_argument_count(const kernel& k, std::size_t given, std::source_locati
               where);
 }
 
+std::string context_mismatch(const kernel& k, CUcontext ctx) {
+  if (k.context() == nullptr || ctx == nullptr || k.context() == ctx) {
+    return {};
+  }
+  const auto describe = [](CUcontext c) {
+    std::string text = std::to_string(reinterpret_cast<std::uintptr_t>(c));
+    CUdevice device{};
+    const auto& d = driver();
+    if (d.cuCtxPushCurrent(c) == CUDA_SUCCESS) {
+      if (d.cuCtxGetDevice(&device) == CUDA_SUCCESS) {
+        text += " (device " + std::to_string(device) + ")";
+      }
+      CUcontext popped{};
+      (void)d.cuCtxPopCurrent(&popped);
+    }
+    return text;
+  };
+  return "; the kernel is from context " + describe(k.context()) +
+         ", the stream's (or graph's) context is " + describe(ctx) +
+         ": load the module in that context, or use a library (cuwrap::library)";
+}
+
+void throw_launch_error(CUresult result, const char* api, const kernel& k, stream_ref s,
+                        std::source_location where) {
+  std::string details = "kernel " + k.name();
+  if (result == CUDA_ERROR_INVALID_HANDLE || result == CUDA_ERROR_INVALID_CONTEXT) {
+    CUcontext stream_context{};
+    if (driver().cuStreamGetCtx(s.get(), &stream_context) == CUDA_SUCCESS) {
+      details += context_mismatch(k, stream_context);
+    }
+  }
+  throw_error(make_error_code(result), api, details, where);
+}
+
 }  // namespace detail
 
 namespace occupancy {
 
 int max_active_blocks_per_multiprocessor(const kernel& k, int block_size,
-                                         std::size_t dynamic_shared_bytes) {
+                                         std::size_t dynamic_shared_bytes,
+                                         std::source_location where) {
+  detail::expect_argument_not_moved_from(k.get() != nullptr, nullptr,
+                                         "occupancy::max_active_blocks_per_multiprocessor",
+                                         "kernel", where);
   int blocks = 0;
   check(detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.get(), block_size,
                                                                      dynamic_shared_bytes),
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor", where);
   return blocks;
 }
 
 block_size_suggestion max_potential_block_size(const kernel& k, std::size_t dynamic_shared_bytes,
-                                               int block_size_limit) {
+                                               int block_size_limit, std::source_location where) {
+  detail::expect_argument_not_moved_from(k.get() != nullptr, nullptr,
+                                         "occupancy::max_potential_block_size", "kernel", where);
   block_size_suggestion s;
   check(detail::driver().cuOccupancyMaxPotentialBlockSize(&s.min_grid_size, &s.block_size, k.get(),
                                                           nullptr, dynamic_shared_bytes,
                                                           block_size_limit),
-        "cuOccupancyMaxPotentialBlockSize");
+        "cuOccupancyMaxPotentialBlockSize", where);
   return s;
 }
 
-int max_active_clusters(const kernel& k, const launch_config& config) {
+int max_active_clusters(const kernel& k, const launch_config& config, std::source_location where) {
+  detail::expect_argument_not_moved_from(k.get() != nullptr, nullptr,
+                                         "occupancy::max_active_clusters", "kernel", where);
   CUlaunchConfig native = detail::native_config(config, nullptr);
   int clusters = 0;
   check(detail::driver().cuOccupancyMaxActiveClusters(&clusters, k.get(), &native),
-        "cuOccupancyMaxActiveClusters");
+        "cuOccupancyMaxActiveClusters", where);
   return clusters;
 }
 

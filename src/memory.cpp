@@ -3,7 +3,6 @@
 #include "cuwrap/memory.hpp"
 
 #include <array>
-#include <gsl/assert>
 #include <string>
 
 namespace cuwrap {
@@ -18,7 +17,6 @@ std::string bytes_on_device(std::size_t bytes, CUdevice device) {
 template <class Allocate>
 void allocate_in(const owning_context& ctx, const char* api, std::size_t bytes,
                  std::source_location where, Allocate&& allocate) {
-  Expects(!ctx.empty());
   const scoped_current_context current{ctx, where};
   if (const CUresult r = allocate(driver()); r != CUDA_SUCCESS) [[unlikely]] {
     throw_allocation_error(r, api, bytes, ctx.lifetime()->device, where);
@@ -34,6 +32,8 @@ void throw_allocation_error(CUresult result, const char* api, std::size_t bytes,
 
 CUdeviceptr allocate_device(const owning_context& ctx, std::size_t bytes,
                             std::source_location where) {
+  (void)ctx.lifetime_for("device_buffer", "device_buffer",
+                         where);  // a moved-from context throws here
   CUdeviceptr address{};
   if (bytes != 0) {
     allocate_in(ctx, "cuMemAlloc", bytes, where,
@@ -44,6 +44,8 @@ CUdeviceptr allocate_device(const owning_context& ctx, std::size_t bytes,
 
 void* allocate_pinned(const owning_context& ctx, std::size_t bytes, unsigned flags,
                       std::source_location where) {
+  (void)ctx.lifetime_for("pinned_buffer", "pinned_buffer",
+                         where);  // a moved-from context throws here
   void* host = nullptr;
   if (bytes != 0) {
     allocate_in(ctx, "cuMemHostAlloc", bytes, where,
@@ -54,6 +56,8 @@ void* allocate_pinned(const owning_context& ctx, std::size_t bytes, unsigned fla
 
 CUdeviceptr allocate_managed(const owning_context& ctx, std::size_t bytes, unsigned flags,
                              std::source_location where) {
+  (void)ctx.lifetime_for("managed_buffer", "managed_buffer",
+                         where);  // a moved-from context throws here
   CUdeviceptr address{};
   if (bytes != 0) {
     allocate_in(ctx, "cuMemAllocManaged", bytes, where,
@@ -65,6 +69,8 @@ CUdeviceptr allocate_managed(const owning_context& ctx, std::size_t bytes, unsig
 CUdeviceptr allocate_pitched(const owning_context& ctx, std::size_t width_bytes, std::size_t height,
                              unsigned element_size, std::size_t& pitch,
                              std::source_location where) {
+  (void)ctx.lifetime_for("pitched_buffer", "pitched_buffer",
+                         where);  // a moved-from context throws here
   CUdeviceptr address{};
   pitch = 0;
   if (width_bytes != 0 && height != 0) {
@@ -126,6 +132,7 @@ CUDA_MEMCPY2D describe_2d(const void* dst, std::size_t dst_pitch, const void* sr
 
 void prefetch(CUdeviceptr address, std::size_t bytes, memory_location to, stream_ref s,
               std::source_location where) {
+  expect_argument_not_moved_from(!s.empty(), "managed_buffer", "prefetch", "stream", where);
   check(driver().cuMemPrefetchAsync(address, bytes, to.native(), 0, s.get()), "cuMemPrefetchAsync",
         where);
 }
@@ -136,26 +143,28 @@ void advise(CUdeviceptr address, std::size_t bytes, memory_advice advice, memory
         "cuMemAdvise", where);
 }
 
-int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute) {
+int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute,
+                    std::source_location where) {
   int value = 0;
   check(driver().cuMemRangeGetAttribute(&value, sizeof(value), attribute, address, bytes),
-        "cuMemRangeGetAttribute");
+        "cuMemRangeGetAttribute", where);
   return value;
 }
 
 memory_location range_location(CUdeviceptr address, std::size_t bytes,
                                CUmem_range_attribute type_attribute,
-                               CUmem_range_attribute id_attribute) {
-  return {static_cast<CUmemLocationType>(range_attribute(address, bytes, type_attribute)),
-          range_attribute(address, bytes, id_attribute)};
+                               CUmem_range_attribute id_attribute, std::source_location where) {
+  return {static_cast<CUmemLocationType>(range_attribute(address, bytes, type_attribute, where)),
+          range_attribute(address, bytes, id_attribute, where)};
 }
 
 CUdeviceptr pool_allocate(CUmemoryPool pool, std::size_t bytes, const stream& s,
                           std::source_location where) {
+  expect_argument_not_moved_from(!s.empty(), "memory_pool", "allocate", "stream", where);
   CUdeviceptr address{};
   const CUresult r = driver().cuMemAllocFromPoolAsync(&address, bytes, pool, s.get());
   if (r != CUDA_SUCCESS) [[unlikely]] {
-    const auto& owner = s.context_lifetime();
+    const auto& owner = s.context_lifetime("memory_pool", "allocate", where);
     throw_allocation_error(r, "cuMemAllocFromPoolAsync", bytes, owner ? owner->device : CUdevice{},
                            where);
   }
@@ -164,28 +173,35 @@ CUdeviceptr pool_allocate(CUmemoryPool pool, std::size_t bytes, const stream& s,
 
 }  // namespace detail
 
-host_registration::host_registration(const owning_context& ctx, void* data, std::size_t bytes,
-                                     registration_flags flags, std::source_location where)
-    : data_{data}, bytes_{bytes}, context_{ctx.lifetime()} {
-  Expects(!ctx.empty());
+std::byte* host_registration::register_range(const owning_context& ctx, void* data,
+                                             std::size_t bytes, registration_flags flags,
+                                             std::source_location where) {
+  (void)ctx.lifetime_for("host_registration", "host_registration", where);
   const scoped_current_context current{ctx, where};
   const CUresult r = detail::driver().cuMemHostRegister(data, bytes, static_cast<unsigned>(flags));
   if (r != CUDA_SUCCESS) [[unlikely]] {
     detail::throw_error(make_error_code(r), "cuMemHostRegister", std::to_string(bytes) + " bytes",
                         where);
   }
+  return static_cast<std::byte*>(data);
 }
+
+host_registration::host_registration(const owning_context& ctx, void* data, std::size_t bytes,
+                                     registration_flags flags, std::source_location where)
+    : base{register_range(ctx, data, bytes, flags, where), bytes, ctx.lifetime()} {}
 
 namespace {
 
-std::uint64_t pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute) {
+std::uint64_t pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute,
+                             std::source_location where) {
   std::uint64_t value = 0;
-  check(detail::driver().cuMemPoolGetAttribute(pool, attribute, &value), "cuMemPoolGetAttribute");
+  check(detail::driver().cuMemPoolGetAttribute(pool, attribute, &value), "cuMemPoolGetAttribute",
+        where);
   return value;
 }
 
 void set_pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute, std::uint64_t value,
-                        std::source_location where = std::source_location::current()) {
+                        std::source_location where) {
   check(detail::driver().cuMemPoolSetAttribute(pool, attribute, &value), "cuMemPoolSetAttribute",
         where);
 }
@@ -196,44 +212,53 @@ CUmemLocation device_location(const device& dev) {
 
 }  // namespace
 
-void memory_pool_ref::trim(std::size_t keep_bytes) const {
-  check(detail::driver().cuMemPoolTrimTo(handle_, keep_bytes), "cuMemPoolTrimTo");
+void memory_pool_ref::trim(std::size_t keep_bytes, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "trim", where);
+  check(detail::driver().cuMemPoolTrimTo(handle_, keep_bytes), "cuMemPoolTrimTo", where);
 }
 
-std::uint64_t memory_pool_ref::release_threshold() const {
-  return pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+std::uint64_t memory_pool_ref::release_threshold(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "release_threshold", where);
+  return pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, where);
 }
 
-void memory_pool_ref::set_release_threshold(std::uint64_t bytes) const {
-  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes);
+void memory_pool_ref::set_release_threshold(std::uint64_t bytes, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "set_release_threshold", where);
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes, where);
 }
 
-pool_usage memory_pool_ref::usage() const {
-  return {pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
-          pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
-          pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
-          pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_HIGH)};
+pool_usage memory_pool_ref::usage(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "usage", where);
+  return {pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, where),
+          pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, where),
+          pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, where),
+          pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_HIGH, where)};
 }
 
-void memory_pool_ref::reset_high_watermarks() const {
+void memory_pool_ref::reset_high_watermarks(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "reset_high_watermarks", where);
   // The driver only accepts 0 for the high-water marks: it means "reset to current".
-  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0);
-  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0);
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0, where);
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0, where);
 }
 
-void memory_pool_ref::allow_access(const device& dev, pool_access access) const {
+void memory_pool_ref::allow_access(const device& dev, pool_access access,
+                                   std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "allow_access", where);
   const CUmemAccessDesc desc{device_location(dev), static_cast<CUmemAccess_flags>(access)};
   const CUresult r = detail::driver().cuMemPoolSetAccess(handle_, &desc, 1);
   if (r != CUDA_SUCCESS) [[unlikely]] {
     detail::throw_error(make_error_code(r), "cuMemPoolSetAccess",
-                        "device " + std::to_string(dev.ordinal()), {});
+                        "device " + std::to_string(dev.ordinal()), where);
   }
 }
 
-pool_access memory_pool_ref::access(const device& dev) const {
+pool_access memory_pool_ref::access(const device& dev, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "memory_pool", "access", where);
   CUmemAccess_flags flags{};
   CUmemLocation location = device_location(dev);
-  check(detail::driver().cuMemPoolGetAccess(&flags, handle_, &location), "cuMemPoolGetAccess");
+  check(detail::driver().cuMemPoolGetAccess(&flags, handle_, &location), "cuMemPoolGetAccess",
+        where);
   return static_cast<pool_access>(flags);
 }
 
@@ -262,23 +287,19 @@ CUmemoryPool create_pool(const device& dev, const memory_pool_options& options,
 }  // namespace
 
 memory_pool::memory_pool(const device& dev, memory_pool_options options, std::source_location where)
-    : memory_pool_ref{create_pool(dev, options, where)}, sharing_{options.sharing} {
-  try {
-    set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, options.release_threshold,
-                       where);
-  } catch (...) {
-    check_nothrow(detail::driver().cuMemPoolDestroy(handle_), "cuMemPoolDestroy");
-    throw;
-  }
+    : unique_handle{create_pool(dev, options, where), options.sharing} {
+  // Should this throw, the constructed base destroys the pool.
+  set_pool_attribute(handle_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, options.release_threshold, where);
 }
 
-memory_pool_ref memory_pool::default_pool(const device& dev) {
+memory_pool_ref memory_pool::default_pool(const device& dev, std::source_location where) {
   CUmemoryPool pool{};
-  check(detail::driver().cuDeviceGetDefaultMemPool(&pool, dev.get()), "cuDeviceGetDefaultMemPool");
+  check(detail::driver().cuDeviceGetDefaultMemPool(&pool, dev.get()), "cuDeviceGetDefaultMemPool",
+        where);
   return memory_pool_ref{pool};
 }
 
-pointer_info pointer_attributes(CUdeviceptr address) {
+pointer_info pointer_attributes(CUdeviceptr address, std::source_location where) {
   unsigned type = 0;
   int ordinal = -1;
   CUcontext context{};
@@ -291,7 +312,7 @@ pointer_info pointer_attributes(CUdeviceptr address) {
   std::array<void*, attributes.size()> values{&type, &ordinal, &context, &start, &size, &managed};
   check(detail::driver().cuPointerGetAttributes(static_cast<unsigned>(attributes.size()),
                                                 attributes.data(), values.data(), address),
-        "cuPointerGetAttributes");
+        "cuPointerGetAttributes", where);
   pointer_info info;
   info.context = context;
   info.range_start = start;
@@ -307,10 +328,10 @@ pointer_info pointer_attributes(CUdeviceptr address) {
   return info;
 }
 
-memory_usage memory_info(context_ref ctx) {
-  const scoped_current_context current{ctx};
+memory_usage memory_info(context_ref ctx, std::source_location where) {
+  const scoped_current_context current{ctx, where};
   memory_usage usage;
-  check(detail::driver().cuMemGetInfo(&usage.free, &usage.total), "cuMemGetInfo");
+  check(detail::driver().cuMemGetInfo(&usage.free, &usage.total), "cuMemGetInfo", where);
   return usage;
 }
 

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <gsl/assert>
 #include <iterator>
+#include <string>
+#include <utility>
 
 #include "cuwrap/detail/driver.hpp"
+#include "image_check.hpp"
+#include "kernel_names.hpp"
 
 namespace cuwrap {
 
@@ -83,10 +86,11 @@ std::string terminated_copy(std::span<const std::byte> image) {
   return text;
 }
 
-std::vector<std::byte> read_file(const std::string& path, std::source_location where) {
+std::vector<std::byte> read_file(const std::string& path, const char* api,
+                                 std::source_location where) {
   std::ifstream in{path, std::ios::binary};
   if (!in) {
-    detail::throw_error(make_error_code(CUDA_ERROR_FILE_NOT_FOUND), "cuwrap::module::load_file",
+    detail::throw_error(make_error_code(CUDA_ERROR_FILE_NOT_FOUND), api,
                         "cannot read '" + path + "'", where);
   }
   std::vector<char> chars{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
@@ -95,21 +99,78 @@ std::vector<std::byte> read_file(const std::string& path, std::source_location w
   return bytes;
 }
 
+// What a load's messages call the image: "4096-byte image" or "'k.cubin' (4096 bytes)".
+std::string image_origin(std::span<const std::byte> image) {
+  return std::to_string(image.size()) + "-byte image";
+}
+std::string file_origin(const std::string& path, std::size_t bytes) {
+  return "'" + path + "' (" + std::to_string(bytes) + " bytes)";
+}
+
+// The driver reads cubins and fatbins as far as their own headers say: check them against the
+// size first (image_check.hpp), so a short or crafted image fails here, naming what is wrong.
+void check_image(std::span<const std::byte> image, const char* api, const std::string& origin,
+                 std::source_location where) {
+  if (auto problem = detail::image_problem(image)) {
+    throw module_load_error{
+        make_error_code(CUDA_ERROR_INVALID_IMAGE), api, origin + ": " + *problem, {}, where};
+  }
+}
+
+// The pointer the driver gets: PTX as a NUL-terminated copy in `ptx`, binary images as they are.
+const void* driver_image(std::span<const std::byte> image, std::string& ptx) {
+  if (detect_image_kind(image) != image_kind::ptx) return image.data();
+  ptx = terminated_copy(image);
+  return ptx.data();
+}
+
+// Loads a checked image into the current context; the handle and the JIT info log.
+std::pair<CUmodule, std::string> load_module(const owning_context& ctx,
+                                             std::span<const std::byte> image,
+                                             const jit_options& options, const char* api,
+                                             const std::string& origin,
+                                             std::source_location where) {
+  (void)ctx.lifetime_for("module", "load", where);  // a moved-from context throws here
+  check_image(image, api, origin, where);
+  std::string ptx;
+  const void* data = driver_image(image, ptx);
+  jit_request jit{options};
+  const scoped_current_context current{ctx, where};
+  CUmodule handle{};
+  const CUresult r =
+      detail::driver().cuModuleLoadDataEx(&handle, data, jit.count(), jit.options(), jit.values());
+  if (r != CUDA_SUCCESS) {
+    throw module_load_error{make_error_code(r), "cuModuleLoadDataEx", origin, jit.error_log(),
+                            where};
+  }
+  return {handle, jit.info_log()};
+}
+
+std::pair<CUlibrary, std::string> load_library(std::span<const std::byte> image,
+                                               const jit_options& options, const char* api,
+                                               const std::string& origin,
+                                               std::source_location where) {
+  check_image(image, api, origin, where);
+  std::string ptx;
+  const void* data = driver_image(image, ptx);
+  jit_request jit{options};
+  CUlibrary handle{};
+  const CUresult r = detail::driver().cuLibraryLoadData(&handle, data, jit.options(), jit.values(),
+                                                        jit.count(), nullptr, nullptr, 0);
+  if (r != CUDA_SUCCESS) {
+    throw module_load_error{make_error_code(r), "cuLibraryLoadData", origin, jit.error_log(),
+                            where};
+  }
+  return {handle, jit.info_log()};
+}
+
 std::span<const std::byte> as_bytes(std::string_view text) {
   return std::as_bytes(std::span{text.data(), text.size()});
 }
 
-[[noreturn]] void throw_missing(const char* api, std::string_view kind, std::string_view name,
-                                const std::vector<std::string>& available,
-                                std::source_location where) {
-  std::string list;
-  for (const auto& n : available) {
-    list += (list.empty() ? "" : ", ") + n;
-  }
-  detail::throw_error(make_error_code(CUDA_ERROR_NOT_FOUND), api,
-                      std::string{kind} + " '" + std::string{name} +
-                          "' not found; it has: " + (list.empty() ? "none" : list),
-                      where);
+// The parameter list a typed lookup wants, demangled; null for an untyped lookup.
+std::unique_ptr<std::string> wanted_parameters(std::span<const char* const> types, bool typed) {
+  return typed ? std::make_unique<std::string>(detail::demangled_parameters(types)) : nullptr;
 }
 
 }  // namespace
@@ -127,21 +188,10 @@ struct module::state {
 
 module module::load(const owning_context& ctx, std::span<const std::byte> image,
                     const jit_options& options, std::source_location where) {
-  Expects(!ctx.empty());
-  const std::string ptx =
-      detect_image_kind(image) == image_kind::ptx ? terminated_copy(image) : std::string{};
-  const void* data = ptx.empty() ? static_cast<const void*>(image.data()) : ptx.data();
-  jit_request jit{options};
-  const scoped_current_context current{ctx, where};
-  CUmodule handle{};
-  const CUresult r =
-      detail::driver().cuModuleLoadDataEx(&handle, data, jit.count(), jit.options(), jit.values());
-  if (r != CUDA_SUCCESS) {
-    throw module_load_error{make_error_code(r), "cuModuleLoadDataEx",
-                            std::to_string(image.size()) + "-byte image", jit.error_log(), where};
-  }
+  auto [handle, log] =
+      load_module(ctx, image, options, "cuwrap::module::load", image_origin(image), where);
   try {
-    return module{std::make_shared<const state>(handle, ctx.lifetime(), jit.info_log())};
+    return module{std::make_shared<const state>(handle, ctx.lifetime(), std::move(log))};
   } catch (...) {
     check_nothrow(detail::driver().cuModuleUnload(handle), "cuModuleUnload");
     throw;
@@ -155,7 +205,16 @@ module module::load(const owning_context& ctx, std::string_view image, const jit
 
 module module::load_file(const owning_context& ctx, const std::string& path,
                          const jit_options& options, std::source_location where) {
-  return load(ctx, read_file(path, where), options, where);
+  const char* api = "cuwrap::module::load_file";
+  const auto image = read_file(path, api, where);
+  auto [handle, log] =
+      load_module(ctx, image, options, api, file_origin(path, image.size()), where);
+  try {
+    return module{std::make_shared<const state>(handle, ctx.lifetime(), std::move(log))};
+  } catch (...) {
+    check_nothrow(detail::driver().cuModuleUnload(handle), "cuModuleUnload");
+    throw;
+  }
 }
 
 CUmodule module::get() const noexcept { return state_ ? state_->handle : nullptr; }
@@ -166,37 +225,48 @@ const std::string& module::info_log() const noexcept {
 }
 
 cuwrap::kernel module::kernel(std::string_view name, std::source_location where) const {
-  Expects(state_ != nullptr);
-  const std::string n{name};
-  CUfunction f{};
-  const CUresult r = detail::driver().cuModuleGetFunction(&f, state_->handle, n.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) {
-    throw_missing("cuModuleGetFunction", "kernel", name, functions(), where);
-  }
-  check(r, "cuModuleGetFunction", where);
-  return cuwrap::kernel::from_function(f, n, state_);
+  return find_kernel(name, {}, false, where);
 }
 
-std::vector<std::string> module::functions() const {
-  Expects(state_ != nullptr);
+cuwrap::kernel module::find_kernel(std::string_view name,
+                                   std::span<const char* const> parameter_types, bool typed,
+                                   std::source_location where) const {
+  detail::expect_not_moved_from(state_ != nullptr, "module", "kernel", where);
+  std::string n{name};
+  CUfunction f{};
+  CUresult r = detail::driver().cuModuleGetFunction(&f, state_->handle, n.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) {  // an unmangled C++ name: look among the demangled names
+    const auto parameters = wanted_parameters(parameter_types, typed);
+    n = detail::match_kernel_name(name, kernels(where), parameters.get(), "cuModuleGetFunction",
+                                  where);
+    r = detail::driver().cuModuleGetFunction(&f, state_->handle, n.c_str());
+  }
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuModuleGetFunction", "kernel '" + n + "'", where);
+  }
+  return cuwrap::kernel::from_function(f, n, state_, state_->context->handle, where);
+}
+
+std::vector<std::string> module::kernels(std::source_location where) const {
+  detail::expect_not_moved_from(state_ != nullptr, "module", "kernels", where);
   const auto& d = detail::driver();
   unsigned count = 0;
-  check(d.cuModuleGetFunctionCount(&count, state_->handle), "cuModuleGetFunctionCount");
+  check(d.cuModuleGetFunctionCount(&count, state_->handle), "cuModuleGetFunctionCount", where);
   if (count == 0) return {};  // the driver refuses a null array, even for no entries
   std::vector<CUfunction> handles(count);
   check(d.cuModuleEnumerateFunctions(handles.data(), count, state_->handle),
-        "cuModuleEnumerateFunctions");
+        "cuModuleEnumerateFunctions", where);
   std::vector<std::string> names;
   for (CUfunction f : handles) {
     const char* name = nullptr;
-    check(d.cuFuncGetName(&name, f), "cuFuncGetName");
+    check(d.cuFuncGetName(&name, f), "cuFuncGetName", where);
     names.emplace_back(name);
   }
   return names;
 }
 
 module::global_info module::global_bytes(std::string_view name, std::source_location where) const {
-  Expects(state_ != nullptr);
+  detail::expect_not_moved_from(state_ != nullptr, "module", "global", where);
   const std::string n{name};
   global_info info{};
   const CUresult r =
@@ -228,19 +298,10 @@ struct library::state {
 
 library library::load(std::span<const std::byte> image, const jit_options& options,
                       std::source_location where) {
-  const std::string ptx =
-      detect_image_kind(image) == image_kind::ptx ? terminated_copy(image) : std::string{};
-  const void* data = ptx.empty() ? static_cast<const void*>(image.data()) : ptx.data();
-  jit_request jit{options};
-  CUlibrary handle{};
-  const CUresult r = detail::driver().cuLibraryLoadData(&handle, data, jit.options(), jit.values(),
-                                                        jit.count(), nullptr, nullptr, 0);
-  if (r != CUDA_SUCCESS) {
-    throw module_load_error{make_error_code(r), "cuLibraryLoadData",
-                            std::to_string(image.size()) + "-byte image", jit.error_log(), where};
-  }
+  auto [handle, log] =
+      load_library(image, options, "cuwrap::library::load", image_origin(image), where);
   try {
-    return library{std::make_shared<const state>(handle, jit.info_log())};
+    return library{std::make_shared<const state>(handle, std::move(log))};
   } catch (...) {
     check_nothrow(detail::driver().cuLibraryUnload(handle), "cuLibraryUnload");
     throw;
@@ -254,36 +315,55 @@ library library::load(std::string_view image, const jit_options& options,
 
 library library::load_file(const std::string& path, const jit_options& options,
                            std::source_location where) {
-  return load(read_file(path, where), options, where);
+  const char* api = "cuwrap::library::load_file";
+  const auto image = read_file(path, api, where);
+  auto [handle, log] = load_library(image, options, api, file_origin(path, image.size()), where);
+  try {
+    return library{std::make_shared<const state>(handle, std::move(log))};
+  } catch (...) {
+    check_nothrow(detail::driver().cuLibraryUnload(handle), "cuLibraryUnload");
+    throw;
+  }
 }
 
 CUlibrary library::get() const noexcept { return state_ ? state_->handle : nullptr; }
 
 cuwrap::kernel library::kernel(std::string_view name, std::source_location where) const {
-  Expects(state_ != nullptr);
-  const std::string n{name};
-  CUkernel k{};
-  const CUresult r = detail::driver().cuLibraryGetKernel(&k, state_->handle, n.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) {
-    throw_missing("cuLibraryGetKernel", "kernel", name, kernels(), where);
-  }
-  check(r, "cuLibraryGetKernel", where);
-  return cuwrap::kernel::from_library_kernel(k, n, state_);
+  return find_kernel(name, {}, false, where);
 }
 
-std::vector<std::string> library::kernels() const {
-  Expects(state_ != nullptr);
+cuwrap::kernel library::find_kernel(std::string_view name,
+                                    std::span<const char* const> parameter_types, bool typed,
+                                    std::source_location where) const {
+  detail::expect_not_moved_from(state_ != nullptr, "library", "kernel", where);
+  std::string n{name};
+  CUkernel k{};
+  CUresult r = detail::driver().cuLibraryGetKernel(&k, state_->handle, n.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) {  // an unmangled C++ name: look among the demangled names
+    const auto parameters = wanted_parameters(parameter_types, typed);
+    n = detail::match_kernel_name(name, kernels(where), parameters.get(), "cuLibraryGetKernel",
+                                  where);
+    r = detail::driver().cuLibraryGetKernel(&k, state_->handle, n.c_str());
+  }
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuLibraryGetKernel", "kernel '" + n + "'", where);
+  }
+  return cuwrap::kernel::from_library_kernel(k, n, state_, where);
+}
+
+std::vector<std::string> library::kernels(std::source_location where) const {
+  detail::expect_not_moved_from(state_ != nullptr, "library", "kernels", where);
   const auto& d = detail::driver();
   unsigned count = 0;
-  check(d.cuLibraryGetKernelCount(&count, state_->handle), "cuLibraryGetKernelCount");
+  check(d.cuLibraryGetKernelCount(&count, state_->handle), "cuLibraryGetKernelCount", where);
   if (count == 0) return {};  // the driver refuses a null array, even for no entries
   std::vector<CUkernel> handles(count);
   check(d.cuLibraryEnumerateKernels(handles.data(), count, state_->handle),
-        "cuLibraryEnumerateKernels");
+        "cuLibraryEnumerateKernels", where);
   std::vector<std::string> names;
   for (CUkernel k : handles) {
     const char* name = nullptr;
-    check(d.cuKernelGetName(&name, k), "cuKernelGetName");
+    check(d.cuKernelGetName(&name, k), "cuKernelGetName", where);
     names.emplace_back(name);
   }
   return names;

@@ -27,7 +27,7 @@ extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
     std::printf("NVRTC %d.%d compiled %s to %zu bytes of PTX\n", v.major, v.minor,
                 out.name().c_str(), ptx.size());
     return 0;
-  } catch (const cuwrap::rtc_error& e) {
+  } catch (const cuwrap::rtc::rtc_error& e) {
     std::fprintf(stderr, "%s\n", e.what());  // the message quotes the compiler's log
     return 1;
   } catch (const std::exception& e) {

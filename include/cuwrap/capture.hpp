@@ -26,7 +26,8 @@ struct capture_info {
 };
 
 /// The capture state of `s` (cuStreamGetCaptureInfo).
-[[nodiscard]] capture_info capture_state(stream_ref s);
+[[nodiscard]] capture_info capture_state(
+    stream_ref s, std::source_location where = std::source_location::current());
 
 /// A capture in progress. Made by stream::begin_capture; end() returns the graph. If the guard
 /// is destroyed without end() (for example while an exception unwinds), it ends the capture

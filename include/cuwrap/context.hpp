@@ -13,6 +13,7 @@
 #include "cuwrap/detail/driver.hpp"
 #include "cuwrap/device.hpp"
 #include "cuwrap/error.hpp"
+#include "cuwrap/flags.hpp"
 
 namespace cuwrap {
 
@@ -29,10 +30,9 @@ enum class context_flags : unsigned {
   sync_memops = CU_CTX_SYNC_MEMOPS,                    ///< synchronous memory operations
 };
 
-/// Combines context flags.
-[[nodiscard]] constexpr context_flags operator|(context_flags a, context_flags b) noexcept {
-  return static_cast<context_flags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
-}
+/// context_flags combine with |, & and has() (cuwrap/flags.hpp).
+template <>
+inline constexpr bool is_flags_enum<context_flags> = true;
 
 /// Per-context limits (CUlimit).
 enum class context_limit {
@@ -68,27 +68,39 @@ class context_ref {
   constexpr context_ref(native_handle_type handle) noexcept : handle_{handle} {}
   context_ref(std::nullptr_t) = delete;
 
-  /// The driver's handle.
+  /// The driver's handle (null for a moved-from context).
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// True for a view of a moved-from context: its operations throw cuwrap::usage_error.
+  [[nodiscard]] constexpr bool empty() const noexcept { return handle_ == nullptr; }
 
   /// The device the context belongs to (cuCtxGetDevice, made current if it is not).
-  [[nodiscard]] cuwrap::device device() const;
+  [[nodiscard]] cuwrap::device device(
+      std::source_location where = std::source_location::current()) const;
   /// Waits for all work in the context (cuCtxSynchronize, made current if it is not).
-  void synchronize() const;
+  /// Then rethrows the first exception a host callback (stream::enqueue) of one of the
+  /// context's streams threw and no stream synchronize() has collected yet.
+  void synchronize(std::source_location where = std::source_location::current()) const;
   /// The context's flags (cuCtxGetFlags).
-  [[nodiscard]] context_flags flags() const;
+  [[nodiscard]] context_flags flags(
+      std::source_location where = std::source_location::current()) const;
   /// A limit's value (cuCtxGetLimit).
-  [[nodiscard]] std::size_t limit(context_limit which) const;
+  [[nodiscard]] std::size_t limit(
+      context_limit which, std::source_location where = std::source_location::current()) const;
   /// Sets a limit (cuCtxSetLimit); the driver may round the value.
-  void set_limit(context_limit which, std::size_t value) const;
+  void set_limit(context_limit which, std::size_t value,
+                 std::source_location where = std::source_location::current()) const;
   /// The stream priorities this context supports (cuCtxGetStreamPriorityRange).
-  [[nodiscard]] stream_priority_range stream_priorities() const;
+  [[nodiscard]] stream_priority_range stream_priorities(
+      std::source_location where = std::source_location::current()) const;
   /// The preferred cache configuration (cuCtxGetCacheConfig).
-  [[nodiscard]] cuwrap::cache_config cache_config() const;
+  [[nodiscard]] cuwrap::cache_config cache_config(
+      std::source_location where = std::source_location::current()) const;
   /// Sets the preferred cache configuration (cuCtxSetCacheConfig).
-  void set_cache_config(cuwrap::cache_config config) const;
+  void set_cache_config(cuwrap::cache_config config,
+                        std::source_location where = std::source_location::current()) const;
   /// The context's process-unique id (cuCtxGetId).
-  [[nodiscard]] unsigned long long id() const;
+  [[nodiscard]] unsigned long long id(
+      std::source_location where = std::source_location::current()) const;
 
   friend constexpr bool operator==(context_ref, context_ref) noexcept = default;
 
@@ -97,7 +109,8 @@ class context_ref {
 };
 
 /// The context current on this thread, if any (cuCtxGetCurrent).
-[[nodiscard]] std::optional<context_ref> current_context();
+[[nodiscard]] std::optional<context_ref> current_context(
+    std::source_location where = std::source_location::current());
 
 /// Makes a context current for a scope, only if it is not already current (one
 /// cuCtxGetCurrent), and restores the previous one on exit (cuCtxPushCurrent /
@@ -139,9 +152,18 @@ class owning_context : public context_ref {
     return owner_;
   }
   /// The device of this context (no driver call).
-  [[nodiscard]] cuwrap::device device() const;
+  [[nodiscard]] cuwrap::device device(
+      std::source_location where = std::source_location::current()) const;
   /// True after a move: the object owns nothing.
   [[nodiscard]] bool empty() const noexcept { return owner_ == nullptr; }
+  /// The lifetime token, for a child that `type`'s `operation` makes (e.g. "stream",
+  /// "stream"). Throws cuwrap::usage_error naming them if this context was moved from: call it
+  /// before any driver call.
+  [[nodiscard]] const std::shared_ptr<const detail::context_owner>& lifetime_for(
+      const char* type, const char* operation, std::source_location where = {}) const {
+    detail::expect_argument_not_moved_from(!empty(), type, operation, "context", where);
+    return owner_;
+  }
 
  protected:
   explicit owning_context(std::shared_ptr<const detail::context_owner> owner) noexcept
@@ -170,14 +192,18 @@ class primary_context : public owning_context {
   primary_context& operator=(primary_context&&) noexcept = default;
 
   /// True if `dev`'s primary context is active (cuDevicePrimaryCtxGetState).
-  [[nodiscard]] static bool is_active(cuwrap::device dev);
+  [[nodiscard]] static bool is_active(cuwrap::device dev,
+                                      std::source_location where = std::source_location::current());
   /// The flags `dev`'s primary context has or will be created with (cuDevicePrimaryCtxGetState).
-  [[nodiscard]] static context_flags flags(cuwrap::device dev);
+  [[nodiscard]] static context_flags flags(
+      cuwrap::device dev, std::source_location where = std::source_location::current());
   /// Sets the flags of `dev`'s primary context (cuDevicePrimaryCtxSetFlags).
-  static void set_flags(cuwrap::device dev, context_flags flags);
+  static void set_flags(cuwrap::device dev, context_flags flags,
+                        std::source_location where = std::source_location::current());
   /// Destroys all allocations and resets `dev`'s primary context (cuDevicePrimaryCtxReset).
   /// Every handle made in it becomes invalid: call only when none are left.
-  static void reset(cuwrap::device dev);
+  static void reset(cuwrap::device dev,
+                    std::source_location where = std::source_location::current());
 };
 
 /// A context created for this object's life with typed flags (cuCtxCreate_v4, destroyed with

@@ -56,9 +56,9 @@ template <class R>
 concept memory_range = device_memory<R> || host_memory<R>;
 
 /// Any memory range as a device_span (with unified addressing, host addresses are valid
-/// driver addresses for cuMemcpy).
+/// driver addresses for cuMemcpy). Throws cuwrap::usage_error for a moved-from buffer.
 template <memory_range R>
-[[nodiscard]] auto as_device_span(R&& r) noexcept {
+[[nodiscard]] auto as_device_span(R&& r) {
   if constexpr (detail::a_device_span<R>) {
     return r;
   } else if constexpr (device_memory<R>) {
@@ -103,6 +103,7 @@ void copy(Dst&& dst, Src&& src, std::source_location where = std::source_locatio
 template <memory_range Dst, memory_range Src>
 void copy(stream_ref s, Dst&& dst, Src&& src,
           std::source_location where = std::source_location::current()) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "copy", "stream", where);
   const auto d = as_device_span(dst);
   const auto sr = as_device_span(src);
   const auto bytes = detail::checked_copy_size(d, sr, "cuMemcpyAsync", where);
@@ -154,6 +155,7 @@ template <device_memory Dst,
 requires detail::fillable<T>
 void fill(stream_ref s, Dst&& dst, std::type_identity_t<T> value,
           std::source_location where = std::source_location::current()) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "fill", "stream", where);
   const auto d = as_device_span(dst);
   const auto& drv = detail::driver();
   if constexpr (sizeof(T) == 1) {
@@ -179,6 +181,7 @@ void zero(Dst&& dst, std::source_location where = std::source_location::current(
 /// Queues zeroing every byte of `dst` on `s` (cuMemsetD8Async; one driver call).
 template <device_memory Dst>
 void zero(stream_ref s, Dst&& dst, std::source_location where = std::source_location::current()) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "zero", "stream", where);
   const auto d = as_device_span(dst);
   check(detail::driver().cuMemsetD8Async(d.address(), 0, d.size_bytes(), s.get()),
         "cuMemsetD8Async", where);

@@ -15,4 +15,5 @@
 #include "cuwrap/memory.hpp"
 #include "cuwrap/module.hpp"
 #include "cuwrap/peer.hpp"
+#include "cuwrap/software_driver.hpp"
 #include "cuwrap/stream.hpp"

@@ -36,13 +36,14 @@ class device {
 
   /// The number of devices the driver sees; 0 when the driver reports no device. Throws
   /// cuwrap::error when no driver can be loaded (cuDeviceGetCount).
-  [[nodiscard]] static int count();
+  [[nodiscard]] static int count(std::source_location where = std::source_location::current());
   /// The device with this ordinal. Throws cuwrap::error (invalid_device) naming the valid
   /// range when the ordinal is out of range (cuDeviceGet).
   [[nodiscard]] static device get(int ordinal,
                                   std::source_location where = std::source_location::current());
   /// Every device, in ordinal order.
-  [[nodiscard]] static std::vector<device> all();
+  [[nodiscard]] static std::vector<device> all(
+      std::source_location where = std::source_location::current());
   /// The device on a PCI bus id such as "0000:1A:00.0" (cuDeviceGetByPCIBusId).
   [[nodiscard]] static device by_pci_bus_id(
       std::string_view bus_id, std::source_location where = std::source_location::current());
@@ -53,53 +54,71 @@ class device {
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
 
   /// The marketing name, e.g. "NVIDIA H100 80GB HBM3" (cuDeviceGetName).
-  [[nodiscard]] std::string name() const;
+  [[nodiscard]] std::string name(
+      std::source_location where = std::source_location::current()) const;
   /// The device's UUID (cuDeviceGetUuid).
-  [[nodiscard]] CUuuid uuid() const;
+  [[nodiscard]] CUuuid uuid(std::source_location where = std::source_location::current()) const;
   /// The PCI bus id, "domain:bus:device.function" (cuDeviceGetPCIBusId).
-  [[nodiscard]] std::string pci_bus_id() const;
+  [[nodiscard]] std::string pci_bus_id(
+      std::source_location where = std::source_location::current()) const;
   /// Total device memory in bytes (cuDeviceTotalMem).
-  [[nodiscard]] std::size_t total_memory() const;
+  [[nodiscard]] std::size_t total_memory(
+      std::source_location where = std::source_location::current()) const;
   /// The compute capability (two cuDeviceGetAttribute calls).
-  [[nodiscard]] cuwrap::compute_capability compute_capability() const;
+  [[nodiscard]] cuwrap::compute_capability compute_capability(
+      std::source_location where = std::source_location::current()) const;
 
   /// Attribute `A`, typed: capabilities as bool, byte sizes as std::size_t, others as int
   /// (cuDeviceGetAttribute).
   template <CUdevice_attribute A>
-  [[nodiscard]] device_attribute_t<A> attribute() const {
-    return static_cast<device_attribute_t<A>>(raw_attribute(A));
+  [[nodiscard]] device_attribute_t<A> attribute(
+      std::source_location where = std::source_location::current()) const {
+    return static_cast<device_attribute_t<A>>(raw_attribute(A, where));
   }
   /// Any attribute as the driver's int (cuDeviceGetAttribute).
-  [[nodiscard]] int raw_attribute(CUdevice_attribute attribute) const;
+  [[nodiscard]] int raw_attribute(
+      CUdevice_attribute attribute,
+      std::source_location where = std::source_location::current()) const;
 
   /// The number of streaming multiprocessors.
-  [[nodiscard]] int multiprocessor_count() const {
-    return attribute<CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT>();
+  [[nodiscard]] int multiprocessor_count(
+      std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT>(where);
   }
   /// Threads per warp.
-  [[nodiscard]] int warp_size() const { return attribute<CU_DEVICE_ATTRIBUTE_WARP_SIZE>(); }
+  [[nodiscard]] int warp_size(std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_WARP_SIZE>(where);
+  }
   /// The most threads one block may have.
-  [[nodiscard]] int max_threads_per_block() const {
-    return attribute<CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK>();
+  [[nodiscard]] int max_threads_per_block(
+      std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK>(where);
   }
   /// Shared memory per block without opting in, in bytes.
-  [[nodiscard]] std::size_t shared_memory_per_block() const {
-    return attribute<CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK>();
+  [[nodiscard]] std::size_t shared_memory_per_block(
+      std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK>(where);
   }
   /// Shared memory per block a kernel can opt in to, in bytes.
-  [[nodiscard]] std::size_t shared_memory_per_block_optin() const {
-    return attribute<CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN>();
+  [[nodiscard]] std::size_t shared_memory_per_block_optin(
+      std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN>(where);
   }
   /// The peak SM clock in kHz.
-  [[nodiscard]] int clock_rate_khz() const { return attribute<CU_DEVICE_ATTRIBUTE_CLOCK_RATE>(); }
+  [[nodiscard]] int clock_rate_khz(
+      std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_CLOCK_RATE>(where);
+  }
   /// The peak memory clock in kHz.
-  [[nodiscard]] int memory_clock_rate_khz() const {
-    return attribute<CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE>();
+  [[nodiscard]] int memory_clock_rate_khz(
+      std::source_location where = std::source_location::current()) const {
+    return attribute<CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE>(where);
   }
 
   /// True if this device can access `peer`'s memory (cuDeviceCanAccessPeer). A device is not
   /// its own peer (false).
-  [[nodiscard]] bool can_access_peer(device peer) const;
+  [[nodiscard]] bool can_access_peer(
+      device peer, std::source_location where = std::source_location::current()) const;
 
   friend constexpr bool operator==(device, device) noexcept = default;
 

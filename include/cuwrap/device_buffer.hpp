@@ -29,11 +29,13 @@ CUdeviceptr allocate_device(const owning_context& ctx, std::size_t bytes,
 }  // namespace detail
 
 /// `count` elements of T in device memory (cuMemAlloc, freed with cuMemFree). Move-only; keeps
-/// its context alive. Zero elements allocate nothing.
+/// its context alive. Zero elements allocate nothing. A moved-from (or released) buffer owns
+/// nothing: data(), span() and address() throw cuwrap::usage_error instead of giving nullptr.
 template <class T>
-class device_buffer : public detail::owned_memory<T, detail::free_device_memory> {
+class device_buffer
+    : public detail::owned_memory<T, detail::free_device_memory<detail::device_buffer_name>> {
   static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
-  using base = detail::owned_memory<T, detail::free_device_memory>;
+  using base = detail::owned_memory<T, detail::free_device_memory<detail::device_buffer_name>>;
 
  public:
   /// Allocates `count` elements in `ctx` (made current for the call only if it is not).
@@ -43,18 +45,20 @@ class device_buffer : public detail::owned_memory<T, detail::free_device_memory>
       : base{
             reinterpret_cast<T*>(detail::allocate_device(ctx, count * sizeof(T), where)),  // NOLINT
             count, ctx.lifetime()} {}
-  /// Takes ownership of `memory`, which cuMemAlloc returned in `ctx`.
-  [[nodiscard]] static device_buffer adopt(const owning_context& ctx,
-                                           device_span<T> memory) noexcept {
-    return device_buffer{memory, ctx.lifetime()};
+  /// Takes ownership of `memory`, which cuMemAlloc returned in `ctx`. Throws
+  /// cuwrap::usage_error (and takes nothing) if `ctx` was moved from.
+  [[nodiscard]] static device_buffer adopt(
+      const owning_context& ctx, device_span<T> memory,
+      std::source_location where = std::source_location::current()) {
+    return device_buffer{memory, ctx.lifetime_for("device_buffer", "adopt", where)};
   }
 
   /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address() const noexcept { return span().address(); }
+  [[nodiscard]] CUdeviceptr address() const { return span().address(); }
   /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
-  operator device_span<T>() const noexcept { return span(); }
-  operator device_span<const T>() const noexcept { return span(); }
+  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
+  operator device_span<T>() const { return span(); }
+  operator device_span<const T>() const { return span(); }
 
   /// Gives up ownership: the caller must cuMemFree the returned memory.
   [[nodiscard]] device_span<T> release() noexcept {
@@ -70,82 +74,79 @@ class device_buffer : public detail::owned_memory<T, detail::free_device_memory>
 static_assert(!std::is_copy_constructible_v<device_buffer<int>> &&
               std::is_nothrow_move_constructible_v<device_buffer<int>>);
 
+namespace detail {
+/// cuMemFreeAsync on the allocating stream; cuMemFree if that stream is gone.
+struct free_stream_ordered {
+  static constexpr const char* name = "stream_ordered_buffer";
+  CUstream stream{};
+  void release(const void* p) const noexcept {
+    const auto address = reinterpret_cast<CUdeviceptr>(p);  // NOLINT: device address
+    const CUresult r = driver().cuMemFreeAsync(address, stream);
+    if (r == CUDA_ERROR_INVALID_HANDLE) [[unlikely]] {  // the stream is gone
+      check_nothrow(driver().cuMemFree(address), "cuMemFree");
+    } else {
+      check_nothrow(r, "cuMemFreeAsync");
+    }
+  }
+};
+}  // namespace detail
+
 /// `count` elements of T allocated in stream order (cuMemAllocAsync or
 /// cuMemAllocFromPoolAsync: usable by work queued on the stream after the allocation) and
 /// freed in the same stream's order when destroyed (cuMemFreeAsync). One driver call each way.
 /// The stream should outlive the buffer; if it is gone the memory is freed with cuMemFree.
+/// A moved-from buffer owns nothing: data(), span() and address() throw cuwrap::usage_error.
 template <class T>
-class stream_ordered_buffer {
+class stream_ordered_buffer : public detail::owned_memory<T, detail::free_stream_ordered> {
   static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
+  using base = detail::owned_memory<T, detail::free_stream_ordered>;
 
  public:
   /// Allocates `count` elements on `s` from the device's current pool (cuMemAllocAsync).
+  /// Throws cuwrap::usage_error if `s` was moved from.
   stream_ordered_buffer(const cuwrap::stream& s, std::size_t count,
                         std::source_location where = std::source_location::current())
-      : data_{nullptr}, size_{count}, stream_{s.get()}, context_{s.context_lifetime()} {
-    CUdeviceptr address{};
-    const CUresult r = detail::driver().cuMemAllocAsync(&address, count * sizeof(T), s.get());
-    if (r != CUDA_SUCCESS) [[unlikely]] {
-      detail::throw_allocation_error(r, "cuMemAllocAsync", count * sizeof(T),
-                                     context_ ? context_->device : CUdevice{}, where);
-    }
-    data_ = reinterpret_cast<T*>(address);  // NOLINT: device addresses are integers
-  }
+      : base{allocate(s, count, where), count,
+             s.context_lifetime("stream_ordered_buffer", "stream_ordered_buffer", where),
+             detail::free_stream_ordered{s.get()}} {}
   /// Takes ownership of memory allocated in stream order on `s` (what memory_pool uses).
-  [[nodiscard]] static stream_ordered_buffer adopt(const cuwrap::stream& s,
-                                                   device_span<T> memory) noexcept {
-    return stream_ordered_buffer{memory, s.get(), s.context_lifetime()};
-  }
-  stream_ordered_buffer(stream_ordered_buffer&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        size_{std::exchange(other.size_, 0)},
-        stream_{other.stream_},
-        context_{std::move(other.context_)} {}
-  stream_ordered_buffer& operator=(stream_ordered_buffer&& other) noexcept {
-    if (this != &other) {
-      stream_ordered_buffer old{std::move(*this)};  // frees the previous memory
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      stream_ = other.stream_;
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~stream_ordered_buffer() {
-    if (data_ != nullptr) {
-      const CUresult r = detail::driver().cuMemFreeAsync(address(), stream_);
-      if (r == CUDA_ERROR_INVALID_HANDLE) [[unlikely]] {  // the stream is gone
-        check_nothrow(detail::driver().cuMemFree(address()), "cuMemFree");
-      } else {
-        check_nothrow(r, "cuMemFreeAsync");
-      }
-    }
+  /// Throws cuwrap::usage_error (and takes nothing) if `s` was moved from.
+  [[nodiscard]] static stream_ordered_buffer adopt(
+      const cuwrap::stream& s, device_span<T> memory,
+      std::source_location where = std::source_location::current()) {
+    return stream_ordered_buffer{memory, s.get(),
+                                 s.context_lifetime("stream_ordered_buffer", "adopt", where)};
   }
 
-  /// The device pointer.
-  [[nodiscard]] T* data() const noexcept { return data_; }
   /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address() const noexcept { return span().address(); }
-  /// The number of elements.
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The number of bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+  [[nodiscard]] CUdeviceptr address() const { return span().address(); }
   /// The stream the memory is ordered on.
-  [[nodiscard]] stream_ref stream() const noexcept { return stream_ref{stream_}; }
+  [[nodiscard]] stream_ref stream() const {
+    detail::expect_not_moved_from(!this->moved_from(), "stream_ordered_buffer", "stream");
+    return stream_ref{this->freer().stream};
+  }
   /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span() const noexcept { return {data_, size_}; }
-  operator device_span<T>() const noexcept { return span(); }
-  operator device_span<const T>() const noexcept { return span(); }
+  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
+  operator device_span<T>() const { return span(); }
+  operator device_span<const T>() const { return span(); }
 
  private:
   stream_ordered_buffer(device_span<T> memory, CUstream s,
                         std::shared_ptr<const detail::context_owner> ctx) noexcept
-      : data_{memory.data()}, size_{memory.size()}, stream_{s}, context_{std::move(ctx)} {}
+      : base{memory.data(), memory.size(), std::move(ctx), detail::free_stream_ordered{s}} {}
 
-  T* data_;
-  std::size_t size_;
-  CUstream stream_;
-  std::shared_ptr<const detail::context_owner> context_;
+  static T* allocate(const cuwrap::stream& s, std::size_t count, std::source_location where) {
+    detail::expect_argument_not_moved_from(!s.empty(), "stream_ordered_buffer",
+                                           "stream_ordered_buffer", "stream", where);
+    CUdeviceptr address{};
+    const CUresult r = detail::driver().cuMemAllocAsync(&address, count * sizeof(T), s.get());
+    if (r != CUDA_SUCCESS) [[unlikely]] {
+      const auto& owner = s.context_lifetime();
+      detail::throw_allocation_error(r, "cuMemAllocAsync", count * sizeof(T),
+                                     owner ? owner->device : CUdevice{}, where);
+    }
+    return reinterpret_cast<T*>(address);  // NOLINT: device addresses are integers
+  }
 };
 
 static_assert(!std::is_copy_constructible_v<stream_ordered_buffer<int>> &&

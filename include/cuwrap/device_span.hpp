@@ -3,10 +3,12 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstddef>
-#include <gsl/assert>
 #include <span>
 #include <type_traits>
+
+#include "cuwrap/error.hpp"
 
 namespace cuwrap {
 
@@ -45,23 +47,34 @@ class device_span {
   /// True if there are no elements.
   [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
 
-  /// Elements [offset, offset + count); `count` defaults to the rest. Out of range is a
-  /// contract violation.
+  /// Elements [offset, offset + count); `count` defaults to the rest. A range past the end
+  /// throws cuwrap::usage_error naming the offset, the count and the size.
   [[nodiscard]] constexpr device_span subspan(std::size_t offset,
                                               std::size_t count = std::dynamic_extent) const {
-    Expects(offset <= size_);
+    if (offset > size_) [[unlikely]] {
+      detail::throw_out_of_span("subspan", offset, count, size_);
+    }
     if (count == std::dynamic_extent) {
       count = size_ - offset;
     }
-    Expects(count <= size_ - offset);
+    if (count > size_ - offset) [[unlikely]] {
+      detail::throw_out_of_span("subspan", offset, count, size_);
+    }
     return {data_ + offset, count};
   }
-  /// The first `count` elements.
-  [[nodiscard]] constexpr device_span first(std::size_t count) const { return subspan(0, count); }
-  /// The last `count` elements.
+  /// The first `count` elements (usage_error if there are fewer).
+  [[nodiscard]] constexpr device_span first(std::size_t count) const {
+    if (count > size_) [[unlikely]] {
+      detail::throw_out_of_span("first", 0, count, size_);
+    }
+    return {data_, count};
+  }
+  /// The last `count` elements (usage_error if there are fewer).
   [[nodiscard]] constexpr device_span last(std::size_t count) const {
-    Expects(count <= size_);
-    return subspan(size_ - count, count);
+    if (count > size_) [[unlikely]] {
+      detail::throw_out_of_span("last", size_ - std::min(count, size_), count, size_);
+    }
+    return {data_ + (size_ - count), count};
   }
 
   friend constexpr bool operator==(device_span a, device_span b) noexcept {

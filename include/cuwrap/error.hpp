@@ -3,6 +3,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -91,11 +92,57 @@ class [[gnu::visibility("default")]] out_of_memory : public error {
   using error::error;
 };
 
+/// A programming error found before any driver call: an operation on a moved-from (or
+/// released) owner, or on a view made from one. what() names the type and the operation, e.g.
+/// "cuwrap::stream::synchronize: this stream was moved from (or released) at main.cpp:7".
+class [[gnu::visibility("default")]] usage_error : public std::logic_error {
+ public:
+  /// `message` as is, followed by " at file:line" when `where` is known.
+  usage_error(std::string_view message, std::source_location where);
+  /// The call site in user code, when the operation takes one (line() == 0 otherwise).
+  [[nodiscard]] const std::source_location& where() const noexcept { return where_; }
+
+ private:
+  std::source_location where_;
+};
+
 namespace detail {
 /// Throws cuwrap::error (or out_of_memory) for a failed call. Out of line: the success path
 /// of check() stays a compare and a branch.
 [[noreturn]] void throw_error(std::error_code code, const char* api, std::string_view details,
                               std::source_location where);
+/// Throws usage_error "cuwrap::<type>::<operation>: this <type> was moved from (or released)".
+/// Out of line: callers pay a compare and a branch.
+[[noreturn, gnu::cold]] void throw_moved_from(const char* type, const char* operation,
+                                              std::source_location where = {});
+/// Throws usage_error "cuwrap::<type>::<operation>: the <argument> was moved from (or
+/// released)", for an argument that is an empty view or owner (`type` null, for a free
+/// function: "cuwrap::<operation>: ...").
+[[noreturn, gnu::cold]] void throw_moved_from_argument(const char* type, const char* operation,
+                                                       const char* argument,
+                                                       std::source_location where = {});
+/// Throws usage_error "cuwrap::device_span::<operation>: elements [offset, offset + count)
+/// are outside the span's <size> elements".
+[[noreturn, gnu::cold]] void throw_out_of_span(const char* operation, std::size_t offset,
+                                               std::size_t count, std::size_t size);
+/// The check every operation of an owner or view makes before its driver call: throws
+/// usage_error naming `type` and `operation` unless `usable`.
+[[gnu::always_inline]] inline void expect_not_moved_from(bool usable, const char* type,
+                                                         const char* operation,
+                                                         std::source_location where = {}) {
+  if (!usable) [[unlikely]] {
+    throw_moved_from(type, operation, where);
+  }
+}
+/// As expect_not_moved_from, for an argument of the operation.
+[[gnu::always_inline]] inline void expect_argument_not_moved_from(bool usable, const char* type,
+                                                                  const char* operation,
+                                                                  const char* argument,
+                                                                  std::source_location where = {}) {
+  if (!usable) [[unlikely]] {
+    throw_moved_from_argument(type, operation, argument, where);
+  }
+}
 /// Reports a failure in a destructor to the installed handler; never throws.
 void report_nothrow(std::error_code code, const char* api) noexcept;
 inline void report_nothrow(CUresult result, const char* api) noexcept {

@@ -19,8 +19,10 @@
 #include "cuwrap/context.hpp"
 #include "cuwrap/copy.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/unique_handle.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
+#include "cuwrap/flags.hpp"
 #include "cuwrap/launch.hpp"
 #include "cuwrap/stream.hpp"
 
@@ -49,7 +51,7 @@ class graph_node {
   /// The driver's handle.
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
   /// What the node does (cuGraphNodeGetType).
-  [[nodiscard]] node_kind kind() const;
+  [[nodiscard]] node_kind kind(std::source_location where = std::source_location::current()) const;
   friend constexpr bool operator==(graph_node, graph_node) noexcept = default;
 
  private:
@@ -107,12 +109,9 @@ enum class instantiate_flags : unsigned long long {
   device_launch = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH,  ///< launchable from kernels
   use_node_priority = CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,  ///< per-node priorities
 };
-/// Combines instantiate flags.
-[[nodiscard]] constexpr instantiate_flags operator|(instantiate_flags a,
-                                                    instantiate_flags b) noexcept {
-  return static_cast<instantiate_flags>(static_cast<unsigned long long>(a) |
-                                        static_cast<unsigned long long>(b));
-}
+/// instantiate_flags combine with |, & and has() (cuwrap/flags.hpp).
+template <>
+inline constexpr bool is_flags_enum<instantiate_flags> = true;
 
 /// A device allocation made by a graph's memory-alloc node.
 struct graph_allocation {
@@ -140,7 +139,8 @@ struct host_callable final : host_callable_base {
 }  // namespace detail
 
 /// A non-owning view of a graph. Node-adding functions take the nodes the new node depends on
-/// and return the new node; they throw cuwrap::error naming the node kind.
+/// and return the new node; they throw cuwrap::error naming the node kind. A view of a
+/// moved-from graph is empty: its operations throw cuwrap::usage_error before any driver call.
 class graph_ref {
  public:
   using native_handle_type = CUgraph;
@@ -149,25 +149,34 @@ class graph_ref {
   constexpr graph_ref(native_handle_type handle, CUcontext ctx, CUdevice device) noexcept
       : handle_{handle}, context_{ctx}, device_{device} {}
 
-  /// The driver's handle.
+  /// The driver's handle (null for a moved-from graph).
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// True for a moved-from or released graph, and for views of one.
+  [[nodiscard]] constexpr bool empty() const noexcept { return handle_ == nullptr; }
 
   /// A node that does nothing: a join point (cuGraphAddEmptyNode).
   graph_node add_empty(dependencies after = {},
                        std::source_location where = std::source_location::current()) const;
 
   /// A kernel launch. The typed form checks arguments at compile time; the arguments are
-  /// copied into the node (cuGraphAddKernelNode).
+  /// copied into the node (cuGraphAddKernelNode). Errors name cuGraphAddKernelNode and the
+  /// call site (the config argument carries it, as in launches).
   template <class... Params, class... Args>
-  graph_node add_kernel(const typed_kernel<void(Params...)>& k, const launch_config& config,
-                        dependencies after, Args&&... args) const {
+  graph_node add_kernel(const typed_kernel<void(Params...)>& k,
+                        detail::located<launch_config> config, dependencies after,
+                        Args&&... args) const {
     static_assert(sizeof...(Args) == sizeof...(Params),
                   "add_kernel: the number of arguments differs from the kernel's parameters");
     static_assert((std::is_convertible_v<Args&&, Params> && ...),
                   "add_kernel: an argument does not convert to its parameter's type");
-    detail::check_limits(k, config, std::source_location::current());
+    const std::source_location where = config.where;
+    detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
+    detail::expect_argument_not_moved_from(k.get() != nullptr, "graph", "add_kernel", "kernel",
+                                           where);
+    detail::check_limits(k, config.value, where, "cuGraphAddKernelNode");
     std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
-    return add_kernel_tuple(k, config, after, values, std::index_sequence_for<Params...>{});
+    return add_kernel_tuple(k, config.value, after, values, std::index_sequence_for<Params...>{},
+                            where);
   }
 
   /// A copy of `src` into `dst` (same rules as cuwrap::copy; cuGraphAddMemcpyNode).
@@ -220,20 +229,33 @@ class graph_ref {
                              std::source_location where = std::source_location::current()) const;
 
   /// Adds the edge `from` -> `to` (cuGraphAddDependencies).
-  void add_dependency(graph_node from, graph_node to) const;
+  void add_dependency(graph_node from, graph_node to,
+                      std::source_location where = std::source_location::current()) const;
   /// Every node (cuGraphGetNodes).
-  [[nodiscard]] std::vector<graph_node> nodes() const;
+  [[nodiscard]] std::vector<graph_node> nodes(
+      std::source_location where = std::source_location::current()) const;
   /// Every edge (cuGraphGetEdges).
-  [[nodiscard]] std::vector<graph_edge> edges() const;
+  [[nodiscard]] std::vector<graph_edge> edges(
+      std::source_location where = std::source_location::current()) const;
 
-  /// The graph in Graphviz DOT form (cuGraphDebugDotPrint).
-  [[nodiscard]] std::string to_dot(unsigned flags = CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) const;
-  /// Writes the DOT form to `path` (cuGraphDebugDotPrint).
-  void write_dot(const std::string& path, unsigned flags = CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) const;
+  /// The graph in Graphviz DOT form (cuGraphDebugDotPrint): by default a readable picture
+  /// (node kinds, kernel names and launch shapes, no addresses or handles); pass
+  /// CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE (or other CUgraphDebugDot_flags) for everything.
+  [[nodiscard]] std::string to_dot(
+      unsigned flags = readable_dot,
+      std::source_location where = std::source_location::current()) const;
+  /// Writes the DOT form to `path` (cuGraphDebugDotPrint); `flags` as for to_dot().
+  void write_dot(const std::string& path, unsigned flags = readable_dot,
+                 std::source_location where = std::source_location::current()) const;
+  /// The default flags of to_dot() and write_dot(): node kinds, kernel names, launch shapes and
+  /// parameters, without handles, pointers or addresses.
+  static constexpr unsigned readable_dot = CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS;
 
   /// A condition for conditional nodes, with a value it starts each launch with
   /// (cuGraphConditionalHandleCreate). Kernels set it with cudaGraphSetConditional.
-  [[nodiscard]] CUgraphConditionalHandle make_condition(unsigned default_value = 0) const;
+  [[nodiscard]] CUgraphConditionalHandle make_condition(
+      unsigned default_value = 0,
+      std::source_location where = std::source_location::current()) const;
   /// A conditional node that runs its body graph once if (`loop` false) or while (`loop`
   /// true) `condition` is non-zero (cuGraphAddNode). Needs a CUDA 12.3+ driver.
   [[nodiscard]] conditional_node add_conditional(
@@ -252,16 +274,17 @@ class graph_ref {
  private:
   template <class Tuple, std::size_t... I>
   graph_node add_kernel_tuple(const kernel& k, const launch_config& config, dependencies after,
-                              Tuple& values, std::index_sequence<I...>) const {
+                              Tuple& values, std::index_sequence<I...>,
+                              std::source_location where) const {
     if constexpr (sizeof...(I) == 0) {
-      return add_kernel_params(k, config, after, nullptr);
+      return add_kernel_params(k, config, after, nullptr, where);
     } else {
       void* params[] = {static_cast<void*>(&std::get<I>(values))...};
-      return add_kernel_params(k, config, after, params);
+      return add_kernel_params(k, config, after, params, where);
     }
   }
   graph_node add_kernel_params(const kernel& k, const launch_config& config, dependencies after,
-                               void** params) const;
+                               void** params, std::source_location where) const;
   graph_node add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, dependencies after,
                             std::source_location where) const;
   graph_node add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t element_size,
@@ -278,33 +301,30 @@ struct conditional_node {
 
 class graph_exec;
 
-/// An owning graph (cuGraphCreate, cuGraphDestroy). Move-only; keeps its context alive.
-class graph : public graph_ref {
+namespace detail {
+/// How a graph owner destroys its handle (cuGraphDestroy); see unique_handle.
+struct graph_traits {
+  using ref_type = graph_ref;
+  using state_type = std::shared_ptr<const context_owner>;
+  static constexpr CUgraph empty_handle() noexcept { return nullptr; }
+  static void destroy(CUgraph handle) noexcept {
+    check_nothrow(driver().cuGraphDestroy(handle), "cuGraphDestroy");
+  }
+};
+}  // namespace detail
+
+/// An owning graph (cuGraphCreate, cuGraphDestroy). Move-only; keeps its context alive. A
+/// moved-from graph is empty: its operations throw cuwrap::usage_error.
+class graph : public detail::unique_handle<detail::graph_traits> {
  public:
   /// An empty graph whose nodes work in `ctx`.
   explicit graph(const owning_context& ctx,
                  std::source_location where = std::source_location::current());
-  /// Takes ownership of `handle`, whose nodes work in `ctx`.
-  [[nodiscard]] static graph adopt(native_handle_type handle, const owning_context& ctx) noexcept {
-    return graph{handle, ctx.lifetime()};
-  }
-  graph(graph&& other) noexcept
-      : graph_ref{std::exchange(other.handle_, CUgraph{}), other.context_, other.device_},
-        lifetime_{std::move(other.lifetime_)} {}
-  graph& operator=(graph&& other) noexcept {
-    if (this != &other) {
-      graph old{std::move(*this)};
-      handle_ = std::exchange(other.handle_, CUgraph{});
-      context_ = other.context_;
-      device_ = other.device_;
-      lifetime_ = std::move(other.lifetime_);
-    }
-    return *this;
-  }
-  ~graph() {
-    if (handle_ != nullptr) {
-      check_nothrow(detail::driver().cuGraphDestroy(handle_), "cuGraphDestroy");
-    }
+  /// Takes ownership of `handle`, whose nodes work in `ctx`. Throws cuwrap::usage_error (and
+  /// takes nothing) if `ctx` was moved from.
+  [[nodiscard]] static graph adopt(native_handle_type handle, const owning_context& ctx,
+                                   std::source_location where = std::source_location::current()) {
+    return graph{handle, ctx.lifetime_for("graph", "adopt", where)};
   }
 
   /// A copy of the graph (cuGraphClone).
@@ -313,24 +333,19 @@ class graph : public graph_ref {
   [[nodiscard]] graph_exec instantiate(
       instantiate_flags flags = instantiate_flags::none,
       std::source_location where = std::source_location::current()) const;
-  /// Gives up ownership: the caller must destroy the returned handle.
-  [[nodiscard]] native_handle_type release() noexcept {
-    lifetime_.reset();
-    return std::exchange(handle_, CUgraph{});
-  }
 
  private:
   friend class capture_guard;
   graph(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
-      : graph_ref{handle, ctx ? ctx->handle : CUcontext{}, ctx ? ctx->device : CUdevice{}},
-        lifetime_{std::move(ctx)} {}
-
-  std::shared_ptr<const detail::context_owner> lifetime_;
+      : unique_handle{
+            graph_ref{handle, ctx ? ctx->handle : CUcontext{}, ctx ? ctx->device : CUdevice{}},
+            std::move(ctx)} {}
 };
 
 static_assert(!std::is_copy_constructible_v<graph> && std::is_nothrow_move_constructible_v<graph>);
 
-/// A non-owning view of an executable graph.
+/// A non-owning view of an executable graph. A view of a moved-from graph_exec is empty: its
+/// operations throw cuwrap::usage_error before any driver call.
 class graph_exec_ref {
  public:
   using native_handle_type = CUgraphExec;
@@ -339,15 +354,21 @@ class graph_exec_ref {
   constexpr graph_exec_ref(native_handle_type handle, CUcontext ctx) noexcept
       : handle_{handle}, context_{ctx} {}
 
-  /// The driver's handle.
+  /// The driver's handle (null for a moved-from graph_exec).
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// True for a moved-from or released graph_exec, and for views of one.
+  [[nodiscard]] constexpr bool empty() const noexcept { return handle_ == nullptr; }
 
   /// Launches the graph on `s` (cuGraphLaunch; one driver call).
   void launch(stream_ref s, std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "graph_exec", "launch", where);
+    detail::expect_argument_not_moved_from(!s.empty(), "graph_exec", "launch", "stream", where);
     check(detail::driver().cuGraphLaunch(handle_, s.get()), "cuGraphLaunch", where);
   }
   /// Uploads the graph to the device ahead of its first launch (cuGraphUpload).
   void upload(stream_ref s, std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "graph_exec", "upload", where);
+    detail::expect_argument_not_moved_from(!s.empty(), "graph_exec", "upload", "stream", where);
     check(detail::driver().cuGraphUpload(handle_, s.get()), "cuGraphUpload", where);
   }
 
@@ -356,21 +377,26 @@ class graph_exec_ref {
   void update(graph_ref g, std::source_location where = std::source_location::current()) const;
 
   /// New arguments (and config) for kernel node `node` (cuGraphExecKernelNodeSetParams).
+  /// Errors name cuGraphExecKernelNodeSetParams and the call site (carried by `config`).
   template <class... Params, class... Args>
   void set_kernel_params(graph_node node, const typed_kernel<void(Params...)>& k,
-                         const launch_config& config, Args&&... args) const {
+                         detail::located<launch_config> config, Args&&... args) const {
     static_assert(sizeof...(Args) == sizeof...(Params),
                   "set_kernel_params: the number of arguments differs from the kernel's");
     static_assert((std::is_convertible_v<Args&&, Params> && ...),
                   "set_kernel_params: an argument does not convert to its parameter's type");
+    const std::source_location where = config.where;
+    detail::expect_not_moved_from(!empty(), "graph_exec", "set_kernel_params", where);
+    detail::expect_argument_not_moved_from(k.get() != nullptr, "graph_exec", "set_kernel_params",
+                                           "kernel", where);
     std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
     std::apply(
         [&](auto&... v) {
           if constexpr (sizeof...(v) == 0) {
-            set_kernel_params_raw(node, k, config, nullptr);
+            set_kernel_params_raw(node, k, config.value, nullptr, where);
           } else {
             void* params[] = {static_cast<void*>(&v)...};
-            set_kernel_params_raw(node, k, config, params);
+            set_kernel_params_raw(node, k, config.value, params, where);
           }
         },
         values);
@@ -394,9 +420,11 @@ class graph_exec_ref {
     set_fill_bits(node, d.address(), detail::bits_of(value), sizeof(T), d.size(), where);
   }
   /// Enables or disables a kernel, memcpy or memset node (cuGraphNodeSetEnabled).
-  void set_enabled(graph_node node, bool enabled) const;
+  void set_enabled(graph_node node, bool enabled,
+                   std::source_location where = std::source_location::current()) const;
   /// True if `node` is enabled (cuGraphNodeGetEnabled).
-  [[nodiscard]] bool enabled(graph_node node) const;
+  [[nodiscard]] bool enabled(graph_node node,
+                             std::source_location where = std::source_location::current()) const;
 
  protected:
   native_handle_type handle_;
@@ -404,49 +432,41 @@ class graph_exec_ref {
 
  private:
   void set_kernel_params_raw(graph_node node, const kernel& k, const launch_config& config,
-                             void** params) const;
+                             void** params, std::source_location where) const;
   void set_copy_bytes(graph_node node, CUdeviceptr dst, CUdeviceptr src, std::size_t bytes,
                       std::source_location where) const;
   void set_fill_bits(graph_node node, CUdeviceptr dst, unsigned value, std::size_t element_size,
                      std::size_t count, std::source_location where) const;
 };
 
-/// An owning executable graph (cuGraphExecDestroy). Move-only; keeps its context alive.
-class graph_exec : public graph_exec_ref {
+namespace detail {
+/// How a graph_exec owner destroys its handle (cuGraphExecDestroy); see unique_handle.
+struct graph_exec_traits {
+  using ref_type = graph_exec_ref;
+  using state_type = std::shared_ptr<const context_owner>;
+  static constexpr CUgraphExec empty_handle() noexcept { return nullptr; }
+  static void destroy(CUgraphExec handle) noexcept {
+    check_nothrow(driver().cuGraphExecDestroy(handle), "cuGraphExecDestroy");
+  }
+};
+}  // namespace detail
+
+/// An owning executable graph (cuGraphExecDestroy). Move-only; keeps its context alive. A
+/// moved-from graph_exec is empty: its operations throw cuwrap::usage_error.
+class graph_exec : public detail::unique_handle<detail::graph_exec_traits> {
  public:
-  graph_exec(graph_exec&& other) noexcept
-      : graph_exec_ref{std::exchange(other.handle_, CUgraphExec{}), other.context_},
-        lifetime_{std::move(other.lifetime_)} {}
-  graph_exec& operator=(graph_exec&& other) noexcept {
-    if (this != &other) {
-      graph_exec old{std::move(*this)};
-      handle_ = std::exchange(other.handle_, CUgraphExec{});
-      context_ = other.context_;
-      lifetime_ = std::move(other.lifetime_);
-    }
-    return *this;
-  }
-  ~graph_exec() {
-    if (handle_ != nullptr) {
-      check_nothrow(detail::driver().cuGraphExecDestroy(handle_), "cuGraphExecDestroy");
-    }
-  }
-  /// Takes ownership of `handle`.
-  [[nodiscard]] static graph_exec adopt(native_handle_type handle,
-                                        const owning_context& ctx) noexcept {
-    return graph_exec{handle, ctx.lifetime()};
-  }
-  /// Gives up ownership: the caller must destroy the returned handle.
-  [[nodiscard]] native_handle_type release() noexcept {
-    lifetime_.reset();
-    return std::exchange(handle_, CUgraphExec{});
+  /// Takes ownership of `handle`. Throws cuwrap::usage_error (and takes nothing) if `ctx` was
+  /// moved from.
+  [[nodiscard]] static graph_exec adopt(
+      native_handle_type handle, const owning_context& ctx,
+      std::source_location where = std::source_location::current()) {
+    return graph_exec{handle, ctx.lifetime_for("graph_exec", "adopt", where)};
   }
 
  private:
   friend class graph;
   graph_exec(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
-      : graph_exec_ref{handle, ctx ? ctx->handle : CUcontext{}}, lifetime_{std::move(ctx)} {}
-  std::shared_ptr<const detail::context_owner> lifetime_;
+      : unique_handle{graph_exec_ref{handle, ctx ? ctx->handle : CUcontext{}}, std::move(ctx)} {}
 };
 
 static_assert(!std::is_copy_constructible_v<graph_exec> &&

@@ -16,6 +16,7 @@
 #include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/device_span.hpp"
 #include "cuwrap/error.hpp"
+#include "cuwrap/flags.hpp"
 
 namespace cuwrap {
 
@@ -26,10 +27,9 @@ enum class pinned_flags : unsigned {
   device_mapped = CU_MEMHOSTALLOC_DEVICEMAP,       ///< also mapped into the device's address space
   write_combined = CU_MEMHOSTALLOC_WRITECOMBINED,  ///< fast host writes and transfers, slow reads
 };
-/// Combines pinned flags.
-[[nodiscard]] constexpr pinned_flags operator|(pinned_flags a, pinned_flags b) noexcept {
-  return static_cast<pinned_flags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
-}
+/// pinned_flags combine with |, & and has() (cuwrap/flags.hpp).
+template <>
+inline constexpr bool is_flags_enum<pinned_flags> = true;
 
 /// How an existing host range is registered (CU_MEMHOSTREGISTER_*). Combine with |.
 enum class registration_flags : unsigned {
@@ -38,11 +38,9 @@ enum class registration_flags : unsigned {
   device_mapped = CU_MEMHOSTREGISTER_DEVICEMAP,  ///< also mapped into the device's address space
   read_only = CU_MEMHOSTREGISTER_READ_ONLY,      ///< the device only reads it
 };
-/// Combines registration flags.
-[[nodiscard]] constexpr registration_flags operator|(registration_flags a,
-                                                     registration_flags b) noexcept {
-  return static_cast<registration_flags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
-}
+/// registration_flags combine with |, & and has() (cuwrap/flags.hpp).
+template <>
+inline constexpr bool is_flags_enum<registration_flags> = true;
 
 namespace detail {
 /// cuMemHostAlloc of `bytes` with `ctx` current; 0 bytes allocates nothing.
@@ -55,7 +53,8 @@ CUdeviceptr mapped_device_address(const void* host, std::source_location where);
 /// `count` elements of T in page-locked host memory (cuMemHostAlloc, freed with
 /// cuMemFreeHost): host-accessible, and the fast path for asynchronous copies. A contiguous
 /// range (data/size/begin/end/operator[]), so it passes to copy() as host memory. Move-only;
-/// keeps its context alive.
+/// keeps its context alive. A moved-from buffer owns nothing: every operation (data(), host
+/// access, device()) throws cuwrap::usage_error.
 template <class T>
 class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory> {
   static_assert(std::is_trivially_copyable_v<T>, "pinned memory holds trivially copyable types");
@@ -74,15 +73,16 @@ class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory>
              count, ctx.lifetime()} {}
 
   /// Element `i` (host access).
-  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
-  [[nodiscard]] T* begin() const noexcept { return this->data(); }
-  [[nodiscard]] T* end() const noexcept { return this->data() + this->size(); }
+  [[nodiscard]] T& operator[](std::size_t i) const { return this->data()[i]; }
+  [[nodiscard]] T* begin() const { return this->data(); }
+  [[nodiscard]] T* end() const { return this->data() + this->size(); }
   /// The memory as a host span.
-  [[nodiscard]] std::span<T> host() const noexcept { return {this->data(), this->size()}; }
+  [[nodiscard]] std::span<T> host() const { return {this->data(), this->size()}; }
   /// For memory allocated with pinned_flags::device_mapped: the same memory as a device span
   /// (cuMemHostGetDevicePointer).
   [[nodiscard]] device_span<T> device(
       std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "pinned_buffer", "device", where);
     return device_span<T>::from_address(detail::mapped_device_address(this->data(), where),
                                         this->size());
   }
@@ -93,7 +93,11 @@ static_assert(!std::is_copy_constructible_v<pinned_buffer<int>> &&
 
 /// Page-locks an existing host range (for example a std::vector's storage) for this object's
 /// life (cuMemHostRegister, undone with cuMemHostUnregister). The range must outlive it.
-class host_registration {
+/// Move-only. A moved-from registration owns nothing: data() and device_address() throw
+/// cuwrap::usage_error.
+class host_registration : private detail::owned_memory<std::byte, detail::unregister_host_memory> {
+  using base = detail::owned_memory<std::byte, detail::unregister_host_memory>;
+
  public:
   /// Registers the bytes of `range` in `ctx` (made current for the call only if it is not).
   template <class T, std::size_t Extent>
@@ -102,43 +106,27 @@ class host_registration {
                     std::source_location where = std::source_location::current())
       : host_registration{ctx, const_cast<std::remove_const_t<T>*>(range.data()),
                           range.size_bytes(), flags, where} {}
+  /// Registers `bytes` bytes at `data` in `ctx`.
   host_registration(const owning_context& ctx, void* data, std::size_t bytes,
                     registration_flags flags = registration_flags::none,
                     std::source_location where = std::source_location::current());
-  host_registration(host_registration&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        bytes_{std::exchange(other.bytes_, 0)},
-        context_{std::move(other.context_)} {}
-  host_registration& operator=(host_registration&& other) noexcept {
-    if (this != &other) {
-      host_registration old{std::move(*this)};
-      data_ = std::exchange(other.data_, nullptr);
-      bytes_ = std::exchange(other.bytes_, 0);
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~host_registration() {
-    if (data_ != nullptr) {
-      check_nothrow(detail::driver().cuMemHostUnregister(data_), "cuMemHostUnregister");
-    }
-  }
 
   /// The registered range's start.
-  [[nodiscard]] void* data() const noexcept { return data_; }
-  /// The registered range's size in bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return bytes_; }
+  [[nodiscard]] void* data() const { return base::data(); }
+  /// The registered range's size in bytes (0 once moved from).
+  [[nodiscard]] std::size_t size_bytes() const noexcept { return base::size(); }
+  using base::moved_from;
   /// For a registration with registration_flags::device_mapped: the device address of the
   /// range (cuMemHostGetDevicePointer).
   [[nodiscard]] CUdeviceptr device_address(
       std::source_location where = std::source_location::current()) const {
-    return detail::mapped_device_address(data_, where);
+    detail::expect_not_moved_from(!moved_from(), "host_registration", "device_address", where);
+    return detail::mapped_device_address(base::data(), where);
   }
 
  private:
-  void* data_;
-  std::size_t bytes_;
-  std::shared_ptr<const detail::context_owner> context_;
+  static std::byte* register_range(const owning_context& ctx, void* data, std::size_t bytes,
+                                   registration_flags flags, std::source_location where);
 };
 
 static_assert(!std::is_copy_constructible_v<host_registration> &&

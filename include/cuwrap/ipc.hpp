@@ -70,8 +70,8 @@ class ipc_mapping : public detail::owned_memory<T, detail::close_ipc_memory> {
               std::source_location where = std::source_location::current());
 
   /// The mapped memory.
-  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
-  operator device_span<T>() const noexcept { return span(); }
+  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
+  operator device_span<T>() const { return span(); }
 };
 
 namespace detail {
@@ -83,7 +83,7 @@ template <class T>
 ipc_mapping<T>::ipc_mapping(const owning_context& ctx, const ipc_memory_handle& handle,
                             std::size_t count, std::source_location where)
     : base{reinterpret_cast<T*>(detail::open_ipc_memory(ctx, handle, where)),  // NOLINT
-           count, ctx.lifetime()} {}
+           count, ctx.lifetime(), detail::close_ipc_memory{ctx.get()}} {}
 
 // ---- memory pools ----
 
@@ -118,7 +118,7 @@ class file_descriptor {
   [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
   /// Keeps the descriptor open across exec (clears FD_CLOEXEC), so that a program this process
   /// starts inherits it under the same number. Throws std::system_error (fcntl's errno).
-  void inherit_on_exec() const;
+  void inherit_on_exec(std::source_location where = std::source_location::current()) const;
 
  private:
   int fd_ = -1;
@@ -177,8 +177,9 @@ CUdeviceptr import_pool_pointer(const owning_context& ctx, memory_pool_ref pool,
 /// (cuMemPoolImportPointer; freed with cuMemFree, which must come before the exporter frees
 /// it). Move-only.
 template <class T>
-class ipc_pool_memory : public detail::owned_memory<T, detail::free_device_memory> {
-  using base = detail::owned_memory<T, detail::free_device_memory>;
+class ipc_pool_memory
+    : public detail::owned_memory<T, detail::free_device_memory<detail::ipc_pool_memory_name>> {
+  using base = detail::owned_memory<T, detail::free_device_memory<detail::ipc_pool_memory_name>>;
 
  public:
   /// Imports `count` elements of the allocation `pointer` names from `pool`, a pool that
@@ -190,8 +191,8 @@ class ipc_pool_memory : public detail::owned_memory<T, detail::free_device_memor
             count, ctx.lifetime()} {}
 
   /// The imported memory.
-  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
-  operator device_span<T>() const noexcept { return span(); }
+  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
+  operator device_span<T>() const { return span(); }
 };
 
 }  // namespace cuwrap

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <source_location>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -20,14 +21,23 @@ namespace cuwrap {
 
 namespace detail {
 /// Throws if `config` does not suit `k`: too many threads per block, or more dynamic shared
-/// memory than the kernel allows. Messages name the kernel and the values.
+/// memory than the kernel allows. Messages name `api` (the call that was refused), the kernel
+/// and the values.
 [[noreturn]] void throw_launch_limit(const kernel& k, const launch_config& config,
-                                     std::source_location where);
+                                     std::source_location where, const char* api);
 /// Throws for an untyped launch whose arguments do not match the layout.
 [[noreturn]] void throw_argument_mismatch(const kernel& k, std::size_t index, std::size_t given,
                                           std::size_t expected, std::source_location where);
 [[noreturn]] void throw_argument_count(const kernel& k, std::size_t given,
                                        std::source_location where);
+/// Throws for a launch the driver refused: `api`, the kernel's name and, when the kernel's
+/// context is not the stream's, both contexts (context_mismatch()).
+[[noreturn, gnu::cold]] void throw_launch_error(CUresult result, const char* api, const kernel& k,
+                                                stream_ref s, std::source_location where);
+/// "" when `k` can run in context `ctx` (a library kernel, a kernel of that context, or one
+/// whose context is unknown); otherwise "; the kernel is from context 0x... (device N), the
+/// stream's (or graph's) context is 0x... (device M)". Asks the driver for the devices.
+[[nodiscard]] std::string context_mismatch(const kernel& k, CUcontext ctx);
 
 /// Throws unless argument `index` has the size the layout expects.
 [[gnu::always_inline]] inline void check_argument_size(const kernel& k, std::size_t index,
@@ -38,10 +48,12 @@ namespace detail {
   }
 }
 
-inline void check_limits(const kernel& k, const launch_config& config, std::source_location where) {
+/// Throws (throw_launch_limit) unless `config` suits `k`'s limits; `api` names the call.
+inline void check_limits(const kernel& k, const launch_config& config, std::source_location where,
+                         const char* api = "cuLaunchKernel") {
   if (config.block().volume() > static_cast<unsigned long long>(k.max_threads_per_block()) ||
       config.dynamic_shared_bytes() > k.max_dynamic_shared_bytes()) [[unlikely]] {
-    throw_launch_limit(k, config, where);
+    throw_launch_limit(k, config, where, api);
   }
 }
 
@@ -61,23 +73,36 @@ inline CUlaunchConfig native_config(const launch_config& config, CUstream s) noe
   return native;
 }
 
+/// Throws cuwrap::usage_error if `s` or `k` was moved from: before the limits are checked
+/// (a moved-from kernel has none) and before any driver call.
+[[gnu::always_inline]] inline void expect_launchable(stream_ref s, const kernel& k,
+                                                     std::source_location where) {
+  expect_not_moved_from(!s.empty(), "stream", "launch", where);
+  expect_argument_not_moved_from(k.get() != nullptr, "stream", "launch", "kernel", where);
+}
+
 /// The one driver call: cuLaunchKernel, or cuLaunchKernelEx when attributes are set. The launch
 /// path is forced inline (g++ gives up on it with many arguments): see docs/performance.md.
-[[gnu::always_inline]] inline void launch_raw(stream_ref s, CUfunction f,
+[[gnu::always_inline]] inline void launch_raw(stream_ref s, const kernel& k,
                                               const launch_config& config, void** params,
                                               std::source_location where) {
   const auto& d = driver();
   const dims& g = config.grid();
   const dims& b = config.block();
   if (config.attributes().empty()) [[likely]] {
-    check(d.cuLaunchKernel(f, g.x, g.y, g.z, b.x, b.y, b.z,
-                           static_cast<unsigned>(config.dynamic_shared_bytes()), s.get(), params,
-                           nullptr),
-          "cuLaunchKernel", where);
+    const CUresult r = d.cuLaunchKernel(k.get(), g.x, g.y, g.z, b.x, b.y, b.z,
+                                        static_cast<unsigned>(config.dynamic_shared_bytes()),
+                                        s.get(), params, nullptr);
+    if (r != CUDA_SUCCESS) [[unlikely]] {
+      throw_launch_error(r, "cuLaunchKernel", k, s, where);
+    }
     return;
   }
   CUlaunchConfig native = native_config(config, s.get());
-  check(d.cuLaunchKernelEx(&native, f, params, nullptr), "cuLaunchKernelEx", where);
+  const CUresult r = d.cuLaunchKernelEx(&native, k.get(), params, nullptr);
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    throw_launch_error(r, "cuLaunchKernelEx", k, s, where);
+  }
 }
 
 template <class Tuple, std::size_t... I>
@@ -86,10 +111,10 @@ template <class Tuple, std::size_t... I>
                                                 std::index_sequence<I...>,
                                                 std::source_location where) {
   if constexpr (sizeof...(I) == 0) {
-    launch_raw(s, k.get(), config, nullptr, where);
+    launch_raw(s, k, config, nullptr, where);
   } else {
     void* params[] = {static_cast<void*>(&std::get<I>(values))...};
-    launch_raw(s, k.get(), config, params, where);
+    launch_raw(s, k, config, params, where);
   }
 }
 }  // namespace detail
@@ -103,6 +128,7 @@ template <class... Params, class... Args>
                 "launch: the number of arguments differs from the kernel's parameters");
   static_assert((std::is_convertible_v<Args&&, Params> && ...),
                 "launch: an argument does not convert to its parameter's type");
+  detail::expect_launchable(s, k, config.where);
   detail::check_limits(k, config.value, config.where);
   std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
   detail::launch_tuple(s, k, config.value, values, std::index_sequence_for<Params...>{},
@@ -117,6 +143,7 @@ template <class... Args>
                                           detail::located<launch_config> config, Args&&... args) {
   static_assert((std::is_trivially_copyable_v<std::decay_t<Args>> && ...),
                 "launch: kernel arguments must be trivially copyable");
+  detail::expect_launchable(s, k, config.where);
   if (k.layout_known()) {
     const auto params = k.params();
     if (params.size() != sizeof...(Args)) [[unlikely]] {
@@ -147,8 +174,9 @@ namespace occupancy {
 
 /// Blocks of `block_size` threads that fit on one multiprocessor at once
 /// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
-[[nodiscard]] int max_active_blocks_per_multiprocessor(const kernel& k, int block_size,
-                                                       std::size_t dynamic_shared_bytes = 0);
+[[nodiscard]] int max_active_blocks_per_multiprocessor(
+    const kernel& k, int block_size, std::size_t dynamic_shared_bytes = 0,
+    std::source_location where = std::source_location::current());
 
 /// The block size with the best occupancy, and the smallest grid that reaches it.
 struct block_size_suggestion {
@@ -156,13 +184,14 @@ struct block_size_suggestion {
   int block_size = 0;     ///< threads per block
 };
 /// Suggests a block size (cuOccupancyMaxPotentialBlockSize); `block_size_limit` 0 means none.
-[[nodiscard]] block_size_suggestion max_potential_block_size(const kernel& k,
-                                                             std::size_t dynamic_shared_bytes = 0,
-                                                             int block_size_limit = 0);
+[[nodiscard]] block_size_suggestion max_potential_block_size(
+    const kernel& k, std::size_t dynamic_shared_bytes = 0, int block_size_limit = 0,
+    std::source_location where = std::source_location::current());
 
 /// Clusters of `config`'s cluster size that can be active at once
 /// (cuOccupancyMaxActiveClusters).
-[[nodiscard]] int max_active_clusters(const kernel& k, const launch_config& config);
+[[nodiscard]] int max_active_clusters(const kernel& k, const launch_config& config,
+                                      std::source_location where = std::source_location::current());
 
 }  // namespace occupancy
 

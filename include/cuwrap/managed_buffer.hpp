@@ -60,19 +60,22 @@ void prefetch(CUdeviceptr address, std::size_t bytes, memory_location to, stream
               std::source_location where);
 void advise(CUdeviceptr address, std::size_t bytes, memory_advice advice, memory_location where_,
             std::source_location where);
-int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute);
+int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute,
+                    std::source_location where);
 memory_location range_location(CUdeviceptr address, std::size_t bytes,
                                CUmem_range_attribute type_attribute,
-                               CUmem_range_attribute id_attribute);
+                               CUmem_range_attribute id_attribute, std::source_location where);
 }  // namespace detail
 
 /// `count` elements of T in managed memory (cuMemAllocManaged, freed with cuMemFree). Host
 /// code reads and writes it directly (operator[], begin/end); device code uses span().
-/// Move-only; keeps its context alive.
+/// Move-only; keeps its context alive. A moved-from buffer owns nothing: every operation
+/// (data(), span(), host access, prefetch, advice) throws cuwrap::usage_error.
 template <class T>
-class managed_buffer : public detail::owned_memory<T, detail::free_device_memory> {
+class managed_buffer
+    : public detail::owned_memory<T, detail::free_device_memory<detail::managed_buffer_name>> {
   static_assert(std::is_trivially_copyable_v<T>, "managed memory holds trivially copyable types");
-  using base = detail::owned_memory<T, detail::free_device_memory>;
+  using base = detail::owned_memory<T, detail::free_device_memory<detail::managed_buffer_name>>;
 
  public:
   using value_type = T;
@@ -86,42 +89,52 @@ class managed_buffer : public detail::owned_memory<T, detail::free_device_memory
              count, ctx.lifetime()} {}
 
   /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address() const noexcept { return span().address(); }
+  [[nodiscard]] CUdeviceptr address() const { return span().address(); }
   /// Element `i`, on the host. Do not touch memory a device is using.
-  [[nodiscard]] T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
-  [[nodiscard]] T* begin() const noexcept { return this->data(); }
-  [[nodiscard]] T* end() const noexcept { return this->data() + this->size(); }
+  [[nodiscard]] T& operator[](std::size_t i) const { return this->data()[i]; }
+  [[nodiscard]] T* begin() const { return this->data(); }
+  [[nodiscard]] T* end() const { return this->data() + this->size(); }
   /// The memory as a host span.
-  [[nodiscard]] std::span<T> host() const noexcept { return {this->data(), this->size()}; }
+  [[nodiscard]] std::span<T> host() const { return {this->data(), this->size()}; }
   /// The memory as a device span.
-  [[nodiscard]] device_span<T> span() const noexcept { return {this->data(), this->size()}; }
+  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
 
   /// Migrates the memory to `to` in `s`'s order (cuMemPrefetchAsync_v2; one driver call).
   void prefetch(stream_ref s, memory_location to,
                 std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "prefetch", where);
     detail::prefetch(address(), this->size_bytes(), to, s, where);
   }
   /// Gives the driver a usage hint (cuMemAdvise_v2).
   void advise(memory_advice advice, memory_location location,
               std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "advise", where);
     detail::advise(address(), this->size_bytes(), advice, location, where);
   }
   /// True if the range is advised read-mostly (cuMemRangeGetAttribute).
-  [[nodiscard]] bool read_mostly() const {
+  [[nodiscard]] bool read_mostly(
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "read_mostly", where);
     return detail::range_attribute(address(), this->size_bytes(),
-                                   CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) != 0;
+                                   CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, where) != 0;
   }
   /// The advised preferred location (cuMemRangeGetAttribute).
-  [[nodiscard]] memory_location preferred_location() const {
+  [[nodiscard]] memory_location preferred_location(
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "preferred_location",
+                                  where);
     return detail::range_location(address(), this->size_bytes(),
                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
-                                  CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID);
+                                  CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, where);
   }
   /// Where the last prefetch moved the range (cuMemRangeGetAttribute).
-  [[nodiscard]] memory_location last_prefetch_location() const {
+  [[nodiscard]] memory_location last_prefetch_location(
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "last_prefetch_location",
+                                  where);
     return detail::range_location(address(), this->size_bytes(),
                                   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
-                                  CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID);
+                                  CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, where);
   }
 };
 

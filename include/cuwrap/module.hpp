@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "cuwrap/context.hpp"
@@ -19,6 +20,20 @@
 #include "cuwrap/kernel.hpp"
 
 namespace cuwrap {
+
+namespace detail {
+/// The Itanium-mangled names of Params (typeid(P).name()), for matching a typed lookup's
+/// signature against the demangled names of a module's kernels.
+template <class Signature>
+struct signature_types;
+template <class... Params>
+struct signature_types<void(Params...)> {
+  static std::span<const char* const> names() {
+    static const char* const types[] = {typeid(Params).name()..., nullptr};
+    return {types, sizeof...(Params)};
+  }
+};
+}  // namespace detail
 
 /// What an image is, judged by its content.
 enum class image_kind {
@@ -53,7 +68,9 @@ class [[gnu::visibility("default")]] module_load_error : public error {
 };
 
 /// A module loaded into a context (cuModuleLoadDataEx; unloaded with cuModuleUnload when the
-/// last module object or kernel from it goes). Keeps its context alive. Copying shares it.
+/// last module object or kernel from it goes). Keeps its context alive. Copying shares it. A
+/// moved-from module is empty (get() is null): kernel(), kernels() and global() throw
+/// cuwrap::usage_error.
 class module {
  public:
   using native_handle_type = CUmodule;
@@ -77,18 +94,24 @@ class module {
   /// The JIT info log of the load (empty for cubins).
   [[nodiscard]] const std::string& info_log() const noexcept;
 
-  /// The kernel `name` (cuModuleGetFunction), with its parameter layout and limits. A missing
-  /// name throws errc::not_found listing the module's kernels.
+  /// The kernel `name` (cuModuleGetFunction), with its parameter layout and limits. `name` is
+  /// the exact (mangled) name, or a C++ kernel's unmangled name ("scale_chunk", "ns::scale",
+  /// "scale<float>", or the whole demangled signature) when exactly one kernel has it. A
+  /// missing or ambiguous name throws errc::not_found listing the kernels, demangled.
   [[nodiscard]] cuwrap::kernel kernel(
       std::string_view name, std::source_location where = std::source_location::current()) const;
-  /// The kernel `name`, typed; its layout must match Signature (see typed_kernel).
+  /// The kernel `name`, typed: an unmangled name picks the overload or template instantiation
+  /// whose parameters are Signature's. Its layout must match Signature (see typed_kernel).
   template <class Signature>
   [[nodiscard]] typed_kernel<Signature> kernel(
       std::string_view name, std::source_location where = std::source_location::current()) const {
-    return typed_kernel<Signature>{kernel(name, where)};
+    return typed_kernel<Signature>{
+        find_kernel(name, detail::signature_types<Signature>::names(), true, where), where};
   }
-  /// The names of all kernels in the module (cuModuleEnumerateFunctions, cuFuncGetName).
-  [[nodiscard]] std::vector<std::string> functions() const;
+  /// The names of all kernels in the module, as the driver has them (mangled for C++ kernels;
+  /// cuModuleEnumerateFunctions, cuFuncGetName).
+  [[nodiscard]] std::vector<std::string> kernels(
+      std::source_location where = std::source_location::current()) const;
 
   /// The global variable `name` as a span of T (cuModuleGetGlobal). Throws errc::not_found
   /// naming the global, or invalid_value if its size is not a multiple of sizeof(T).
@@ -109,6 +132,9 @@ class module {
     std::size_t bytes;
   };
   [[nodiscard]] global_info global_bytes(std::string_view name, std::source_location where) const;
+  [[nodiscard]] cuwrap::kernel find_kernel(std::string_view name,
+                                           std::span<const char* const> parameter_types, bool typed,
+                                           std::source_location where) const;
   static void check_global_size(std::string_view name, std::size_t bytes, std::size_t element,
                                 std::source_location where);
 
@@ -116,7 +142,9 @@ class module {
 };
 
 /// A context-independent library (cuLibraryLoadData; cuLibraryUnload when the last library
-/// object or kernel from it goes): its kernels work in every context. Copying shares it.
+/// object or kernel from it goes): its kernels work in every context. Copying shares it. A
+/// moved-from library is empty (get() is null): kernel() and kernels() throw
+/// cuwrap::usage_error.
 class library {
  public:
   using native_handle_type = CUlibrary;
@@ -135,22 +163,30 @@ class library {
 
   /// The driver's handle.
   [[nodiscard]] native_handle_type get() const noexcept;
-  /// The kernel `name` (cuLibraryGetKernel). A missing name throws listing the kernels.
+  /// The kernel `name` (cuLibraryGetKernel): the exact name or an unmangled one, as for
+  /// module::kernel(). A missing or ambiguous name throws listing the kernels, demangled.
   [[nodiscard]] cuwrap::kernel kernel(
       std::string_view name, std::source_location where = std::source_location::current()) const;
-  /// The kernel `name`, typed.
+  /// The kernel `name`, typed; an unmangled name picks the overload whose parameters are
+  /// Signature's.
   template <class Signature>
   [[nodiscard]] typed_kernel<Signature> kernel(
       std::string_view name, std::source_location where = std::source_location::current()) const {
-    return typed_kernel<Signature>{kernel(name, where)};
+    return typed_kernel<Signature>{
+        find_kernel(name, detail::signature_types<Signature>::names(), true, where), where};
   }
-  /// The names of all kernels (cuLibraryEnumerateKernels, cuKernelGetName).
-  [[nodiscard]] std::vector<std::string> kernels() const;
+  /// The names of all kernels, as the driver has them (cuLibraryEnumerateKernels,
+  /// cuKernelGetName).
+  [[nodiscard]] std::vector<std::string> kernels(
+      std::source_location where = std::source_location::current()) const;
 
   struct state;  ///< the shared owner: CUlibrary and the JIT info log
 
  private:
   explicit library(std::shared_ptr<const state> shared) noexcept : state_{std::move(shared)} {}
+  [[nodiscard]] cuwrap::kernel find_kernel(std::string_view name,
+                                           std::span<const char* const> parameter_types, bool typed,
+                                           std::source_location where) const;
   std::shared_ptr<const state> state_;
 };
 

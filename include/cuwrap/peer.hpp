@@ -17,8 +17,10 @@
 namespace cuwrap {
 
 /// True if `from` can access `to`'s memory (cuDeviceCanAccessPeer).
-[[nodiscard]] inline bool can_access_peer(const device& from, const device& to) {
-  return from.can_access_peer(to);
+[[nodiscard]] inline bool can_access_peer(
+    const device& from, const device& to,
+    std::source_location where = std::source_location::current()) {
+  return from.can_access_peer(to, where);
 }
 
 /// How two devices reach each other (cuDeviceGetP2PAttribute).
@@ -30,7 +32,9 @@ struct peer_attributes {
 };
 
 /// The link from `from` to `to` (four cuDeviceGetP2PAttribute calls). Two distinct devices.
-[[nodiscard]] peer_attributes p2p_attributes(const device& from, const device& to);
+[[nodiscard]] peer_attributes p2p_attributes(
+    const device& from, const device& to,
+    std::source_location where = std::source_location::current());
 
 /// The peer-access matrix of all devices: `can_access[i][j]` for i != j (false on the
 /// diagonal).
@@ -39,7 +43,8 @@ struct peer_topology {
   std::vector<std::vector<bool>> can_access;
 };
 /// Asks every ordered pair of devices (cuDeviceCanAccessPeer).
-[[nodiscard]] peer_topology peer_matrix();
+[[nodiscard]] peer_topology peer_matrix(
+    std::source_location where = std::source_location::current());
 
 /// Enables access from the context `from` to memory of the context `to` for this object's life
 /// (cuCtxEnablePeerAccess, with `from` made current for the call only if it is not). If access
@@ -84,6 +89,7 @@ void copy_peer(context_ref dst_ctx, Dst&& dst, context_ref src_ctx, Src&& src,
 template <device_memory Dst, device_memory Src>
 void copy_peer(stream_ref s, context_ref dst_ctx, Dst&& dst, context_ref src_ctx, Src&& src,
                std::source_location where = std::source_location::current()) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "copy_peer", "stream", where);
   const auto d = as_device_span(dst);
   const auto sr = as_device_span(src);
   const auto bytes = detail::checked_copy_size(d, sr, "cuMemcpyPeerAsync", where);

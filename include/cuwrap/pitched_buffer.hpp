@@ -11,6 +11,7 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/stream.hpp"
 
@@ -48,66 +49,52 @@ void check_sync(CUresult result, const char* api, std::source_location where);
 }  // namespace detail
 
 /// `height` rows of `width` elements of T in device memory, each row aligned by the driver
-/// (cuMemAllocPitch, freed with cuMemFree). Move-only; keeps its context alive.
+/// (cuMemAllocPitch, freed with cuMemFree). Move-only; keeps its context alive. A moved-from
+/// buffer owns nothing: data() and view() throw cuwrap::usage_error.
 template <class T>
-class pitched_buffer {
+class pitched_buffer
+    : private detail::owned_memory<T, detail::free_device_memory<detail::pitched_buffer_name>> {
   static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
+  using base = detail::owned_memory<T, detail::free_device_memory<detail::pitched_buffer_name>>;
 
  public:
   /// Allocates in `ctx` (made current for the call only if it is not).
   pitched_buffer(const owning_context& ctx, std::size_t width, std::size_t height,
                  std::source_location where = std::source_location::current())
-      : width_{width}, height_{height}, context_{ctx.lifetime()} {
-    data_ = reinterpret_cast<T*>(detail::allocate_pitched(  // NOLINT: device address
-        ctx, width * sizeof(T), height, element_size(), pitch_, where));
-  }
-  pitched_buffer(pitched_buffer&& other) noexcept
-      : data_{std::exchange(other.data_, nullptr)},
-        pitch_{other.pitch_},
-        width_{other.width_},
-        height_{other.height_},
-        context_{std::move(other.context_)} {}
-  pitched_buffer& operator=(pitched_buffer&& other) noexcept {
-    if (this != &other) {
-      pitched_buffer old{std::move(*this)};
-      data_ = std::exchange(other.data_, nullptr);
-      pitch_ = other.pitch_;
-      width_ = other.width_;
-      height_ = other.height_;
-      context_ = std::move(other.context_);
-    }
-    return *this;
-  }
-  ~pitched_buffer() {
-    if (data_ != nullptr) {
-      check_nothrow(detail::driver().cuMemFree(reinterpret_cast<CUdeviceptr>(data_)),  // NOLINT
-                    "cuMemFree");
-    }
-  }
+      : pitched_buffer{ctx, width, height, 0, where} {}
 
   /// The first element (device pointer).
-  [[nodiscard]] T* data() const noexcept { return data_; }
+  [[nodiscard]] T* data() const { return base::data(); }
   /// Bytes between rows, as chosen by the driver.
   [[nodiscard]] std::size_t pitch_bytes() const noexcept { return pitch_; }
   /// Elements per row.
   [[nodiscard]] std::size_t width() const noexcept { return width_; }
   /// Rows.
   [[nodiscard]] std::size_t height() const noexcept { return height_; }
+  using base::moved_from;
   /// The buffer as a 2D view.
-  [[nodiscard]] pitched_span<T> view() const noexcept { return {data_, pitch_, width_, height_}; }
-  operator pitched_span<T>() const noexcept { return view(); }
-  operator pitched_span<const T>() const noexcept { return view(); }
+  [[nodiscard]] pitched_span<T> view() const { return {data(), pitch_, width_, height_}; }
+  operator pitched_span<T>() const { return view(); }
+  operator pitched_span<const T>() const { return view(); }
 
  private:
+  // `pitch` receives the driver's pitch before the base is made from the address.
+  pitched_buffer(const owning_context& ctx, std::size_t width, std::size_t height,
+                 std::size_t pitch, std::source_location where)
+      : base{reinterpret_cast<T*>(detail::allocate_pitched(  // NOLINT: device address
+                 ctx, width * sizeof(T), height, element_size(), pitch, where)),
+             width * height, ctx.lifetime()},
+        pitch_{pitch},
+        width_{width},
+        height_{height} {}
+
   static constexpr unsigned element_size() noexcept {
     return sizeof(T) >= 16 ? 16U : sizeof(T) >= 8 ? 8U : 4U;  // what cuMemAllocPitch accepts
   }
 
-  T* data_ = nullptr;
   std::size_t pitch_ = 0;
   std::size_t width_;
   std::size_t height_;
-  std::shared_ptr<const detail::context_owner> context_;
 };
 
 /// Copies a 2D region; `dst` and `src` must have the same width and height (else
@@ -128,6 +115,7 @@ void copy_2d(pitched_span<T> dst, std::type_identity_t<pitched_span<const T>> sr
 template <class T>
 void copy_2d(stream_ref s, pitched_span<T> dst, std::type_identity_t<pitched_span<const T>> src,
              std::source_location where = std::source_location::current()) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "copy_2d", "stream", where);
   if (dst.width != src.width || dst.height != src.height) [[unlikely]] {
     detail::throw_shape_mismatch("cuMemcpy2DAsync", dst.width, dst.height, src.width, src.height,
                                  where);

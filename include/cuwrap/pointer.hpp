@@ -29,10 +29,12 @@ struct pointer_info {
 
 /// Asks the driver about `address` in one call (cuPointerGetAttributes). An address CUDA does
 /// not know gives memory_type::unregistered, not an error.
-[[nodiscard]] pointer_info pointer_attributes(CUdeviceptr address);
+[[nodiscard]] pointer_info pointer_attributes(
+    CUdeviceptr address, std::source_location where = std::source_location::current());
 /// The same for a host or device pointer.
-[[nodiscard]] inline pointer_info pointer_attributes(const void* pointer) {
-  return pointer_attributes(reinterpret_cast<CUdeviceptr>(pointer));  // NOLINT: UVA address
+[[nodiscard]] inline pointer_info pointer_attributes(
+    const void* pointer, std::source_location where = std::source_location::current()) {
+  return pointer_attributes(reinterpret_cast<CUdeviceptr>(pointer), where);  // NOLINT: UVA
 }
 
 /// Free and total memory of a context's device, in bytes.
@@ -42,6 +44,7 @@ struct memory_usage {
 };
 
 /// Free and total memory of `ctx`'s device (cuMemGetInfo, with `ctx` current).
-[[nodiscard]] memory_usage memory_info(context_ref ctx);
+[[nodiscard]] memory_usage memory_info(
+    context_ref ctx, std::source_location where = std::source_location::current());
 
 }  // namespace cuwrap

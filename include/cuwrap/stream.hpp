@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <source_location>
@@ -13,8 +14,9 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/event_ref.hpp"
+#include "cuwrap/detail/unique_handle.hpp"
 #include "cuwrap/error.hpp"
-#include "cuwrap/event.hpp"
 #include "cuwrap/launch_config.hpp"
 
 namespace cuwrap {
@@ -39,11 +41,21 @@ namespace detail {
 /// `pending_host_exceptions` is non-zero only while some are waiting, so synchronize() pays
 /// one relaxed load in the common case.
 inline std::atomic<int> pending_host_exceptions{0};
-void store_host_exception(CUstream stream, std::exception_ptr error) noexcept;
+/// How many streams have had host work enqueued and not been destroyed since: non-zero only
+/// then, so destroying a stream pays one relaxed load in the common case.
+inline std::atomic<int> host_work_streams{0};
+/// What host work knows of the stream it was enqueued on: its handle, and whether the stream
+/// was destroyed (then an exception goes to the nothrow handler, as no synchronize() of that
+/// stream can come). One per stream, shared by its pending host work (src/stream.cpp).
+struct host_stream_record;
 /// Rethrows and forgets the first exception stored for `stream`, if any.
 void rethrow_host_exception(CUstream stream);
-/// Forgets exceptions stored for `stream` (it is being destroyed).
-void forget_host_exceptions(CUstream stream) noexcept;
+/// Rethrows and forgets the first exception stored for a stream of context `ctx`, if any
+/// (context_ref::synchronize(), after cuCtxSynchronize).
+void rethrow_context_host_exception(CUcontext ctx);
+/// Hands the exceptions stored for `stream` (it is being destroyed, so no synchronize() can
+/// collect them any more) to the nothrow handler, and forgets them.
+void report_host_exceptions(CUstream stream) noexcept;
 
 /// A heap copy of a host callable and the stream it was enqueued on. Its exceptions are kept
 /// for that stream's next synchronize().
@@ -52,7 +64,11 @@ struct host_work_base {
   virtual ~host_work_base() = default;
   virtual void run() = 0;
   CUstream stream;
+  std::shared_ptr<host_stream_record> record;  ///< set by launch_host_work()
 };
+/// Keeps an exception `work` threw for its stream's next synchronize(), or hands it to the
+/// nothrow handler when the stream is already destroyed.
+void store_host_exception(const host_work_base& work, std::exception_ptr error) noexcept;
 template <class F>
 struct host_work final : host_work_base {
   host_work(F f, CUstream s) : host_work_base{s}, fn{std::move(f)} {}
@@ -64,10 +80,24 @@ struct host_work final : host_work_base {
 /// launch of the graph (and of its executable graphs) can run it again.
 void launch_host_work(CUstream stream, std::unique_ptr<host_work_base> work,
                       std::source_location where);
+
+/// The handle a moved-from stream holds. Not null: a null CUstream is the legacy default
+/// stream, a legitimate stream to view. All bits set is no stream's address (and not
+/// CU_STREAM_LEGACY or CU_STREAM_PER_THREAD), and comparing with it is one instruction.
+[[nodiscard]] inline CUstream moved_from_stream() noexcept {
+  return reinterpret_cast<CUstream>(~std::uintptr_t{0});  // NOLINT: a sentinel, never used
+}
 }  // namespace detail
 
 /// A non-owning view of a stream. Cheap to copy; functions take it by value. The same type
-/// as cudaStream_t, so it passes to runtime API calls and back.
+/// as cudaStream_t, so it passes to runtime API calls and back: converting a CUstream to a
+/// stream_ref is a copy, and any CUstream (NULL included, the legacy default stream) is a
+/// stream to view.
+///
+/// A view made from a moved-from (or released) stream is empty: it holds
+/// detail::moved_from_stream(), not NULL, so it can never silently become the legacy default
+/// stream. Every operation on it throws cuwrap::usage_error before any driver call (one
+/// compare and branch on the hot paths).
 class stream_ref {
  public:
   using native_handle_type = CUstream;
@@ -82,12 +112,15 @@ class stream_ref {
   /// The calling thread's default stream (CU_STREAM_PER_THREAD).
   [[nodiscard]] static stream_ref per_thread() noexcept { return stream_ref{CU_STREAM_PER_THREAD}; }
 
-  /// The driver's handle.
+  /// The driver's handle (detail::moved_from_stream() for a moved-from stream).
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// True for a moved-from or released stream, and for views of one.
+  [[nodiscard]] bool empty() const noexcept { return handle_ == detail::moved_from_stream(); }
 
   /// Waits until all work in the stream is done (cuStreamSynchronize; one driver call). Then
   /// rethrows the first exception a host callback of this stream threw, if any.
   void synchronize(std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "synchronize", where);
     check(detail::driver().cuStreamSynchronize(handle_), "cuStreamSynchronize", where);
     if (detail::pending_host_exceptions.load(std::memory_order_relaxed) != 0) [[unlikely]] {
       detail::rethrow_host_exception(handle_);
@@ -96,14 +129,19 @@ class stream_ref {
   /// True if all work is done, false if not yet; throws for any other status (cuStreamQuery;
   /// one driver call).
   [[nodiscard]] bool is_done(std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "is_done", where);
     return check_ready(detail::driver().cuStreamQuery(handle_), "cuStreamQuery", where);
   }
   /// Makes later work in this stream wait for `e` (cuStreamWaitEvent; one driver call).
   void wait(event_ref e, std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "wait", where);
+    detail::expect_argument_not_moved_from(!e.empty(), "stream", "wait", "event", where);
     check(detail::driver().cuStreamWaitEvent(handle_, e.get(), 0), "cuStreamWaitEvent", where);
   }
   /// Records `e` after the work submitted so far (cuEventRecord; one driver call).
   void record(event_ref e, std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "record", where);
+    detail::expect_argument_not_moved_from(!e.empty(), "stream", "record", "event", where);
     check(detail::driver().cuEventRecord(e.get(), handle_), "cuEventRecord", where);
   }
 
@@ -112,31 +150,43 @@ class stream_ref {
   /// moved copy of `fn` until it has run; in a capture, the captured graph owns it for as long
   /// as the graph or an executable graph made from it lives, and each launch runs it. `fn` must
   /// not call CUDA. An exception escaping `fn` is kept and rethrown by the next synchronize()
-  /// of this stream (the stream it was enqueued on, also when a captured graph runs it).
+  /// of this stream (the stream it was enqueued on, also when a captured graph runs it) or of
+  /// its context (context_ref::synchronize()); one nobody collects before the stream is
+  /// destroyed goes to the nothrow handler (set_nothrow_error_handler()). event::synchronize()
+  /// does not rethrow it: an event does not know which stream's host work ran before it.
   template <class F>
   void enqueue(F&& fn, std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "enqueue", where);
     detail::launch_host_work(
         handle_, std::make_unique<detail::host_work<std::decay_t<F>>>(std::forward<F>(fn), handle_),
         where);
   }
 
   /// Launches a kernel (a typed_kernel or an untyped kernel) with `config` and `args`
-  /// (cuLaunchKernel or cuLaunchKernelEx; one driver call). Defined in <cuwrap/launch.hpp>,
-  /// which documents the checks.
+  /// (cuLaunchKernel or cuLaunchKernelEx; one driver call).
+  ///
+  /// Declared here, defined in <cuwrap/launch.hpp> (which documents the checks): a launch
+  /// needs kernels, launch configurations and argument checking, which this header does not
+  /// pull into every user of streams. It is a template, so the definition only has to be
+  /// visible where it is called: include <cuwrap/launch.hpp> (or <cuwrap/cuwrap.hpp>) to launch.
   template <class Kernel, class... Args>
   [[gnu::always_inline]] void launch(const Kernel& k, detail::located<launch_config> config,
                                      Args&&... args) const;
 
   /// The stream's priority (cuStreamGetPriority).
-  [[nodiscard]] int priority() const;
+  [[nodiscard]] int priority(std::source_location where = std::source_location::current()) const;
   /// The stream's flags (cuStreamGetFlags).
-  [[nodiscard]] stream_flags flags() const;
+  [[nodiscard]] stream_flags flags(
+      std::source_location where = std::source_location::current()) const;
   /// The context the stream belongs to (cuStreamGetCtx).
-  [[nodiscard]] context_ref context() const;
+  [[nodiscard]] context_ref context(
+      std::source_location where = std::source_location::current()) const;
   /// True while the stream is capturing (cuStreamIsCapturing).
-  [[nodiscard]] bool is_capturing() const;
+  [[nodiscard]] bool is_capturing(
+      std::source_location where = std::source_location::current()) const;
   /// The stream's process-unique id (cuStreamGetId).
-  [[nodiscard]] unsigned long long id() const;
+  [[nodiscard]] unsigned long long id(
+      std::source_location where = std::source_location::current()) const;
 
   friend constexpr bool operator==(stream_ref, stream_ref) noexcept = default;
 
@@ -150,57 +200,58 @@ struct stream_options {
   int priority = 0;  ///< 0 is the default; others are checked against the context's range
 };
 
+namespace detail {
+/// How a stream owner destroys its handle (cuStreamDestroy, after handing host-callback
+/// exceptions nobody can collect any more to the nothrow handler); see unique_handle.
+struct stream_traits {
+  using ref_type = stream_ref;
+  using state_type = std::shared_ptr<const context_owner>;
+  static CUstream empty_handle() noexcept { return moved_from_stream(); }
+  static void destroy(CUstream handle) noexcept {
+    if (host_work_streams.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      report_host_exceptions(handle);
+    }
+    check_nothrow(driver().cuStreamDestroy(handle), "cuStreamDestroy");
+  }
+};
+}  // namespace detail
+
 /// An owning stream, destroyed with cuStreamDestroy (pending work still completes). Move-only;
-/// keeps its context alive.
-class stream : public stream_ref {
+/// keeps its context alive. A moved-from (or released) stream is empty, never the legacy
+/// default stream: its operations throw cuwrap::usage_error, its destructor does nothing.
+class stream : public detail::unique_handle<detail::stream_traits> {
  public:
   /// Creates a stream in `ctx` (cuStreamCreate, or cuStreamCreateWithPriority for a non-zero
   /// priority, which is first checked against cuCtxGetStreamPriorityRange). Makes `ctx`
-  /// current for the call only if it is not. Throws cuwrap::error.
+  /// current for the call only if it is not. Throws cuwrap::error, or cuwrap::usage_error if
+  /// `ctx` was moved from.
   explicit stream(const owning_context& ctx, stream_options options = {},
                   std::source_location where = std::source_location::current());
-  /// Takes ownership of `handle`, which must belong to `ctx`.
-  [[nodiscard]] static stream adopt(native_handle_type handle, const owning_context& ctx) noexcept {
-    return stream{handle, ctx.lifetime()};
-  }
-  stream(stream&& other) noexcept
-      : stream_ref{std::exchange(other.handle_, CUstream{})}, context_{std::move(other.context_)} {}
-  stream& operator=(stream&& other) noexcept {
-    if (this == &other) {
-      return *this;
-    }
-    stream old{std::move(*this)};  // destroys the previous stream
-    handle_ = std::exchange(other.handle_, CUstream{});
-    context_ = std::move(other.context_);
-    return *this;
-  }
-  ~stream() {
-    if (handle_ != nullptr) {
-      if (detail::pending_host_exceptions.load(std::memory_order_relaxed) != 0) [[unlikely]] {
-        detail::forget_host_exceptions(handle_);
-      }
-      check_nothrow(detail::driver().cuStreamDestroy(handle_), "cuStreamDestroy");
-    }
+  /// Takes ownership of `handle`, which must belong to `ctx`. Throws cuwrap::usage_error (and
+  /// takes nothing) if `ctx` was moved from.
+  [[nodiscard]] static stream adopt(native_handle_type handle, const owning_context& ctx,
+                                    std::source_location where = std::source_location::current()) {
+    return stream{handle, ctx.lifetime_for("stream", "adopt", where)};
   }
 
-  /// Gives up ownership: the caller must destroy the returned handle.
-  [[nodiscard]] native_handle_type release() noexcept { return std::exchange(handle_, CUstream{}); }
   /// Starts capturing this stream's work into a graph (cuStreamBeginCapture); end the
   /// capture with the guard's end(). Defined in <cuwrap/capture.hpp>.
   [[nodiscard]] capture_guard begin_capture(
       capture_mode mode = capture_mode::global,
       std::source_location where = std::source_location::current()) const;
-  /// The lifetime token of the stream's context, for objects that must keep it alive.
-  [[nodiscard]] const std::shared_ptr<const detail::context_owner>& context_lifetime()
-      const noexcept {
-    return context_;
+  /// The lifetime token of the stream's context, for objects that must keep it alive. Throws
+  /// cuwrap::usage_error, naming `type` and `operation` (what is being made), if the stream
+  /// was moved from.
+  [[nodiscard]] const std::shared_ptr<const detail::context_owner>& context_lifetime(
+      const char* type = "stream", const char* operation = "context_lifetime",
+      std::source_location where = {}) const {
+    detail::expect_argument_not_moved_from(!empty(), type, operation, "stream", where);
+    return state();
   }
 
  private:
   stream(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
-      : stream_ref{handle}, context_{std::move(ctx)} {}
-
-  std::shared_ptr<const detail::context_owner> context_;
+      : unique_handle{handle, std::move(ctx)} {}
 };
 
 static_assert(!std::is_copy_constructible_v<stream> &&
@@ -208,7 +259,10 @@ static_assert(!std::is_copy_constructible_v<stream> &&
 static_assert(sizeof(stream_ref) == sizeof(CUstream));
 static_assert(sizeof(stream) == sizeof(CUstream) + sizeof(std::shared_ptr<int>));
 
+// Here rather than in detail/event_ref.hpp: it needs the complete stream_ref.
 inline void event_ref::record(stream_ref s, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "event", "record", where);
+  detail::expect_argument_not_moved_from(!s.empty(), "event", "record", "stream", where);
   check(detail::driver().cuEventRecord(handle_, s.get()), "cuEventRecord", where);
 }
 

@@ -56,7 +56,7 @@ int main() try {
   }
   std::puts("PASSED");
   return 0;
-} catch (const cuwrap::rtc_error& e) {
+} catch (const cuwrap::rtc::rtc_error& e) {
   std::fprintf(stderr, "nvrtc_saxpy: compilation failed:\n%s\n", e.log().c_str());
   return 1;
 } catch (const std::exception& e) {

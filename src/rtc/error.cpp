@@ -35,8 +35,8 @@ std::string log_excerpt(std::string_view log) {
 
 }  // namespace
 
-rtc_error::rtc_error(std::error_code code, const char* api, std::string_view details,
-                     std::string log, std::source_location where)
+rtc::rtc_error::rtc_error(std::error_code code, const char* api, std::string_view details,
+                          std::string log, std::source_location where)
     : error{code, api, details, where},
       log_{std::make_shared<const std::string>(std::move(log))},
       text_{std::string{error::what()} + log_excerpt(*log_)} {}
@@ -45,7 +45,7 @@ namespace detail {
 
 void throw_rtc_error(std::error_code code, const char* api, std::string_view details,
                      std::string log, std::source_location where) {
-  throw rtc_error{code, api, details, std::move(log), where};
+  throw rtc::rtc_error{code, api, details, std::move(log), where};
 }
 
 }  // namespace detail

@@ -22,6 +22,19 @@ bool skipped(const std::string& name, const fault_sweep_options& options) {
 std::error_code reported_in_destructor;
 void remember(std::error_code code, const char*) noexcept { reported_in_destructor = code; }
 
+// Installs `remember` for one sweep, and puts the previous handler back however the sweep ends
+// (a scenario whose baseline run throws ends it early).
+class remembering_handler {
+ public:
+  remembering_handler() noexcept : previous_{set_nothrow_error_handler(&remember)} {}
+  remembering_handler(const remembering_handler&) = delete;
+  remembering_handler& operator=(const remembering_handler&) = delete;
+  ~remembering_handler() { set_nothrow_error_handler(previous_); }
+
+ private:
+  nothrow_error_handler previous_;
+};
+
 // A scope guard's pop that fails in its destructor leaves the context on the stack (as the real
 // driver would); take it off so the next injection point starts clean.
 void unwind_context_stack() {
@@ -41,11 +54,16 @@ void check_clean(const std::string& where) {
 
 int fault_sweep(const std::function<void()>& scenario, const fault_sweep_options& options) {
   swcuda().clear_fault_rules();
+  const remembering_handler handler;
+  reported_in_destructor = {};
   const auto calls = calls_made_by(scenario);
+  // The baseline must succeed everywhere, destructors included: a destructor's failure there
+  // (reported, not thrown) is a bug the scenario would otherwise hide.
+  CHECK_MESSAGE(!reported_in_destructor, "the baseline run reported a failure in a destructor: ",
+                reported_in_destructor.message());
   check_clean("nothing (the baseline run)");
   REQUIRE_MESSAGE(!calls.empty(), "the scenario made no driver call");
 
-  const auto previous_handler = set_nothrow_error_handler(&remember);
   int points = 0;
   for (const auto& [name, count] : calls) {
     if (skipped(name, options)) {
@@ -79,7 +97,6 @@ int fault_sweep(const std::function<void()>& scenario, const fault_sweep_options
       ++points;
     }
   }
-  set_nothrow_error_handler(previous_handler);
   return points;
 }
 

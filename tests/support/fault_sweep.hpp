@@ -19,11 +19,11 @@ struct fault_sweep_options {
   std::vector<std::string> skip = {"Destroy", "Release", "Free", "Unload", "Unregister"};
 };
 
-/// Sweeps `scenario` (which must succeed on its own and clean up after itself) and returns
-/// how many injection points it tried. Each failing call must either throw a cuwrap::error
-/// with the injected code, or (for calls destructors make) be reported to the nothrow handler.
-/// Failures are reported as doctest checks that name the
-/// failing call ("cuCtxCreate_v4 call 1 of 1").
+/// Sweeps `scenario` (which must succeed on its own, with no failure reported by a destructor,
+/// and clean up after itself) and returns how many injection points it tried. Each failing call
+/// must either throw a cuwrap::error with the injected code, or (for calls destructors make) be
+/// reported to the nothrow handler. Failures are reported as doctest checks that name the failing
+/// call ("cuCtxCreate_v4 call 1 of 1").
 int fault_sweep(const std::function<void()>& scenario, const fault_sweep_options& options = {});
 
 }  // namespace cuwrap::testing

@@ -48,7 +48,7 @@ TEST_SUITE("module") {
   TEST_CASE_FIXTURE(sw_fixture, "a PTX module lists its kernels, mangled names included") {
     with_module m;
     CHECK(swcuda().live_handles(SWCU_MODULE) == 1);
-    auto names = m.mod.functions();
+    auto names = m.mod.kernels();
     std::sort(names.begin(), names.end());
     CHECK(names == std::vector<std::string>{"_Z4fillIfEvPT_S0_i", "count_up", "no_params", "saxpy",
                                             "scale", "sixteen", "uses_shared", "with_struct"});
@@ -59,7 +59,7 @@ TEST_SUITE("module") {
     for (const char* extension : {"cubin", "fatbin"}) {
       CAPTURE(extension);
       const auto mod = cuwrap::module::load_file(ctx, kernels_file(extension));
-      const auto names = mod.functions();
+      const auto names = mod.kernels();
       CHECK(std::find(names.begin(), names.end(), "saxpy") != names.end());
     }
   }
@@ -153,7 +153,7 @@ TEST_SUITE("module") {
         ".version 9.0\n.target sm_90\n.address_size 64\n.global .align 4 .u32 only_data;\n";
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     const auto mod = cuwrap::module::load(ctx, std::string_view{text});
-    CHECK(mod.functions().empty());
+    CHECK(mod.kernels().empty());
     const auto lib = cuwrap::library::load(std::string_view{text});
     CHECK(lib.kernels().empty());
     CHECK_THROWS_WITH_AS((void)mod.kernel("missing"), doctest::Contains("missing"), cuwrap::error);

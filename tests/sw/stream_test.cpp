@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "call_checks.hpp"
+#include "cuwrap/event.hpp"
 #include "fault_sweep.hpp"
 #include "sw_fixture.hpp"
 
@@ -139,9 +140,9 @@ TEST_SUITE("stream") {
     a = std::move(b);
     CHECK(swcuda().live_handles(SWCU_STREAM) == 1);
     CHECK(a.get() == handle_b);
-    CHECK(b.get() == nullptr);  // NOLINT(bugprone-use-after-move)
+    CHECK(b.empty());  // NOLINT(bugprone-use-after-move): empty, not the NULL default stream
     cuwrap::stream c{std::move(a)};
-    CHECK(a.get() == nullptr);  // NOLINT(bugprone-use-after-move)
+    CHECK(a.empty());  // NOLINT(bugprone-use-after-move)
     CHECK(c.get() == handle_b);
   }
 
@@ -149,7 +150,7 @@ TEST_SUITE("stream") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     cuwrap::stream s{ctx};
     CUstream raw = s.release();
-    CHECK(s.get() == nullptr);
+    CHECK(s.empty());
     CHECK(swcuda().live_handles(SWCU_STREAM) == 1);
     {
       auto adopted = cuwrap::stream::adopt(raw, ctx);

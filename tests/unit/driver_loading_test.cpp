@@ -75,3 +75,25 @@ TEST_SUITE("driver loading") {
     }
   }
 }
+
+TEST_SUITE("driver loading") {
+  TEST_CASE("a driver older than CUDA 12.0, or reporting no version, is refused at load") {
+    for (const int version : {11080, 0, -1}) {
+      CAPTURE(version);
+      try {
+        cuwrap::detail::check_driver_version(version, "/some/libcuda.so.1");
+        FAIL("accepted");
+      } catch (const cuwrap::error& e) {
+        const std::string what = e.what();
+        CHECK(e.code() == cuwrap::make_error_code(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER));
+        CHECK(e.code() == cuwrap::errc::driver_unavailable);
+        CHECK(what.find("'/some/libcuda.so.1'") != std::string::npos);
+        CHECK(what.find("needs a driver for CUDA 12.0 (12000) or newer") != std::string::npos);
+      }
+    }
+    CHECK_THROWS_WITH((cuwrap::detail::check_driver_version(11080, "d")),
+                      doctest::Contains("reports CUDA 11.8 (11080)"));
+    CHECK_NOTHROW(cuwrap::detail::check_driver_version(12000, "d"));
+    CHECK_NOTHROW(cuwrap::detail::check_driver_version(13000, "d"));
+  }
+}

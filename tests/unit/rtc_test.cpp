@@ -58,8 +58,8 @@ static_assert(!std::is_copy_constructible_v<rtc::program> &&
 static_assert(!std::is_copy_constructible_v<rtc::linker> &&
               !std::is_copy_assignable_v<rtc::linker> &&
               std::is_nothrow_move_constructible_v<rtc::linker>);
-static_assert(std::is_base_of_v<cuwrap::error, cuwrap::rtc_error>);
-static_assert(std::is_nothrow_copy_constructible_v<cuwrap::rtc_error>);
+static_assert(std::is_base_of_v<cuwrap::error, cuwrap::rtc::rtc_error>);
+static_assert(std::is_nothrow_copy_constructible_v<cuwrap::rtc::rtc_error>);
 
 TEST_SUITE("rtc") {
   TEST_CASE("SAXPY compiles to PTX with a visible saxpy entry") {
@@ -88,7 +88,7 @@ TEST_SUITE("rtc") {
     try {
       (void)prog.compile();
       FAIL("compile() did not throw");
-    } catch (const cuwrap::rtc_error& e) {
+    } catch (const cuwrap::rtc::rtc_error& e) {
       CHECK(contains(e.log(), "broken.cu(3): error"));
       CHECK(e.code() == cuwrap::make_error_code(NVRTC_ERROR_COMPILATION));
       CHECK(e.code() == cuwrap::errc::compilation_failed);
@@ -104,7 +104,7 @@ TEST_SUITE("rtc") {
   TEST_CASE("an unknown option throws rtc_error naming the option") {
     rtc::program prog{saxpy_source, "saxpy.cu"};
     CHECK_THROWS_WITH_AS((void)prog.compile({"-no-such-option"}),
-                         doctest::Contains("-no-such-option"), cuwrap::rtc_error);
+                         doctest::Contains("-no-such-option"), cuwrap::rtc::rtc_error);
   }
 
   TEST_CASE("template kernels with name expressions give mangled names that appear in the PTX") {
@@ -159,7 +159,8 @@ extern "C" __global__ void scale(float* x) { x[threadIdx.x] *= factor * limit; }
     CHECK(contains(prog.compile().ptx(), ".visible .entry scale"));
 
     rtc::program missing{source, "scale.cu"};
-    CHECK_THROWS_WITH_AS((void)missing.compile(), doctest::Contains("scale.h"), cuwrap::rtc_error);
+    CHECK_THROWS_WITH_AS((void)missing.compile(), doctest::Contains("scale.h"),
+                         cuwrap::rtc::rtc_error);
 
     const std::vector<rtc::header> headers{{"scale.h", "constexpr float factor = 3.0f;"},
                                            {"limits.cuh", "constexpr float limit = 5.0f;"}};
@@ -207,7 +208,7 @@ extern "C" __global__ void k(int* p) { if constexpr (SCALE == 3) { *p = SCALE; }
 )";
     rtc::program prog{source, "defines.cu"};
     CHECK_THROWS_WITH_AS((void)prog.compile({.standard = "c++17"}),
-                         doctest::Contains("needs -std=c++17"), cuwrap::rtc_error);
+                         doctest::Contains("needs -std=c++17"), cuwrap::rtc::rtc_error);
     // A failed compilation may be retried with other options.
     CHECK(prog.compile({.standard = "c++17", .defines = {"SCALE=3"}}).has_ptx());
   }
@@ -261,7 +262,7 @@ extern "C" __global__ void k(int* p) { if constexpr (SCALE == 3) { *p = SCALE; }
     try {
       (void)lk.link();
       FAIL("link() did not throw");
-    } catch (const cuwrap::rtc_error& e) {
+    } catch (const cuwrap::rtc::rtc_error& e) {
       CHECK(contains(e.log(), "Unresolved extern function"));
       CHECK(contains(e.log(), "twice"));
       CHECK(e.code() == cuwrap::errc::compilation_failed);
@@ -289,23 +290,23 @@ extern "C" __global__ void k(int* p) { if constexpr (SCALE == 3) { *p = SCALE; }
     try {
       lk.add(rtc::input_type::ptx, std::string_view{"this is not PTX"}, "junk.ptx");
       FAIL("add() did not throw");
-    } catch (const cuwrap::rtc_error& e) {
+    } catch (const cuwrap::rtc::rtc_error& e) {
       CHECK(contains(e.what(), "nvJitLinkAddData(PTX junk.ptx)"));
       CHECK(contains(e.log(), "does not match type"));
     }
     const auto callee = lto(callee_source, "callee.cu");
     CHECK_THROWS_WITH_AS(lk.add(callee), doctest::Contains("without LTO enabled (-lto)"),
-                         cuwrap::rtc_error);
+                         cuwrap::rtc::rtc_error);
   }
 
   TEST_CASE("a linker without an arch or with an unknown option throws rtc_error") {
     CHECK_THROWS_WITH_AS(rtc::linker{rtc::link_options{}},
                          doctest::Contains("nvJitLinkCreate(options none): missing arch"),
-                         cuwrap::rtc_error);
+                         cuwrap::rtc::rtc_error);
     try {
       rtc::linker lk{"-arch=sm_90", "-no-such-option"};
       FAIL("the linker was created");
-    } catch (const cuwrap::rtc_error& e) {
+    } catch (const cuwrap::rtc::rtc_error& e) {
       CHECK(e.code() == cuwrap::make_error_code(NVJITLINK_ERROR_UNRECOGNIZED_OPTION));
       CHECK(contains(e.log(), "-no-such-option"));
       CHECK(contains(e.what(), "nvJitLinkCreate(options -arch=sm_90 -no-such-option)"));
@@ -394,11 +395,11 @@ extern "C" __global__ void k(int* p) { if constexpr (SCALE == 3) { *p = SCALE; }
     for (int line = 1; line <= 25; ++line) {
       log += "line " + std::to_string(line) + "\n";
     }
-    const cuwrap::rtc_error e{cuwrap::make_error_code(NVRTC_ERROR_COMPILATION),
-                              "nvrtcCompileProgram",
-                              "program long.cu",
-                              log,
-                              {}};
+    const cuwrap::rtc::rtc_error e{cuwrap::make_error_code(NVRTC_ERROR_COMPILATION),
+                                   "nvrtcCompileProgram",
+                                   "program long.cu",
+                                   log,
+                                   {}};
     const std::string_view what = e.what();
     CHECK(what.starts_with(
         "nvrtcCompileProgram(program long.cu): compilation (NVRTC_ERROR_COMPILATION)\nline 1\n"));

@@ -1,4 +1,4 @@
-// Errors of NVRTC and nvJitLink: error codes, check(), and rtc_error, which carries the
+// Errors of NVRTC and nvJitLink: error codes, check(), and rtc::rtc_error, which carries the
 // compiler's or linker's log.
 #pragma once
 
@@ -40,6 +40,8 @@ inline void check(nvJitLinkResult result, const char* api,
   }
 }
 
+namespace rtc {
+
 /// A failed compilation (NVRTC) or link (nvJitLink). log() is the compiler's or linker's
 /// whole log; what() names the program or the inputs and quotes the log's first lines:
 ///
@@ -62,8 +64,10 @@ class [[gnu::visibility("default")]] rtc_error : public error {
   std::runtime_error text_;
 };
 
+}  // namespace rtc
+
 namespace detail {
-/// Throws rtc_error. Out of line: the success paths stay a compare and a branch.
+/// Throws rtc::rtc_error. Out of line: the success paths stay a compare and a branch.
 [[noreturn]] void throw_rtc_error(std::error_code code, const char* api, std::string_view details,
                                   std::string log, std::source_location where);
 }  // namespace detail
