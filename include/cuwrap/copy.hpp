@@ -30,6 +30,32 @@ concept a_device_span = is_device_span<std::remove_cvref_t<T>>::value;
                                       std::size_t element_size, std::source_location where);
 /// Adds a hint to a synchronous call that failed for want of a current context.
 void check_sync(CUresult result, const char* api, std::source_location where);
+
+/// A synchronous copy or fill, described so that it can be made again in another context.
+struct sync_operation {
+  /// cuMemcpy, or cuMemsetD8/16/32.
+  enum class kind : unsigned char { copy, set8, set16, set32 };
+  kind what;          ///< the call
+  CUdeviceptr dst;    ///< the destination
+  CUdeviceptr src;    ///< the source of a copy (0 for a fill)
+  unsigned value;     ///< the bits a fill writes
+  std::size_t count;  ///< bytes (copy) or elements (fill)
+};
+/// The cold path of a synchronous copy or fill the driver refused with `result`. When no
+/// context is current (CUDA_ERROR_INVALID_CONTEXT), the call is made again with the context of
+/// the device memory it touches pushed (the destination's, else the source's) and popped; if
+/// that memory belongs to no context, throws saying which context the call needs. Any other
+/// failure throws as check() does.
+[[gnu::cold]] void sync_failed(CUresult result, const sync_operation& operation, const char* api,
+                               std::source_location where);
+/// Throws (or retries, see sync_failed) unless `result` is CUDA_SUCCESS: one compare and
+/// branch on success.
+[[gnu::always_inline]] inline void check_sync(CUresult result, const sync_operation& operation,
+                                              const char* api, std::source_location where) {
+  if (result != CUDA_SUCCESS) [[unlikely]] {
+    sync_failed(result, operation, api, where);
+  }
+}
 }  // namespace detail
 
 /// Device memory: a device_span, or anything whose span() is one (device_buffer,
@@ -88,13 +114,17 @@ auto checked_copy_size(const Dst& dst, const Src& src, const char* api,
 /// Copies `src` into `dst`, which must have the same number of elements (else
 /// errc::invalid_value naming both sizes, before any driver call). Host and device memory in
 /// any combination; returns when the copy is done (cuMemcpy; one driver call, in the current
-/// context).
+/// context). With no context current, the copy is made in the context of the device memory it
+/// touches (pushed and popped: three more calls), or throws errc::invalid_context saying
+/// which context it needs.
 template <memory_range Dst, memory_range Src>
 void copy(Dst&& dst, Src&& src, std::source_location where = std::source_location::current()) {
   const auto d = as_device_span(dst);
   const auto s = as_device_span(src);
   const auto bytes = detail::checked_copy_size(d, s, "cuMemcpy", where);
-  detail::check_sync(detail::driver().cuMemcpy(d.address(), s.address(), bytes), "cuMemcpy", where);
+  detail::check_sync(detail::driver().cuMemcpy(d.address(), s.address(), bytes),
+                     {detail::sync_operation::kind::copy, d.address(), s.address(), 0, bytes},
+                     "cuMemcpy", where);
 }
 
 /// Queues a copy of `src` into `dst` on `s` (cuMemcpyAsync; one driver call). Sizes are
@@ -128,23 +158,26 @@ auto bits_of(T value) noexcept {
 }  // namespace detail
 
 /// Sets every element of device memory `dst` to `value` (cuMemsetD8/16/32 by element size;
-/// one driver call, in the current context).
+/// one driver call, in the current context; with none current, in `dst`'s context as for
+/// copy()).
 template <device_memory Dst,
           class T = typename decltype(as_device_span(std::declval<Dst&>()))::value_type>
 requires detail::fillable<T>
 void fill(Dst&& dst, std::type_identity_t<T> value,
           std::source_location where = std::source_location::current()) {
+  using kind = detail::sync_operation::kind;
   const auto d = as_device_span(dst);
   const auto& drv = detail::driver();
+  const unsigned bits = detail::bits_of(value);
   if constexpr (sizeof(T) == 1) {
-    detail::check_sync(drv.cuMemsetD8(d.address(), detail::bits_of(value), d.size()), "cuMemsetD8",
-                       where);
+    detail::check_sync(drv.cuMemsetD8(d.address(), detail::bits_of(value), d.size()),
+                       {kind::set8, d.address(), 0, bits, d.size()}, "cuMemsetD8", where);
   } else if constexpr (sizeof(T) == 2) {
     detail::check_sync(drv.cuMemsetD16(d.address(), detail::bits_of(value), d.size()),
-                       "cuMemsetD16", where);
+                       {kind::set16, d.address(), 0, bits, d.size()}, "cuMemsetD16", where);
   } else {
     detail::check_sync(drv.cuMemsetD32(d.address(), detail::bits_of(value), d.size()),
-                       "cuMemsetD32", where);
+                       {kind::set32, d.address(), 0, bits, d.size()}, "cuMemsetD32", where);
   }
 }
 
@@ -170,12 +203,14 @@ void fill(stream_ref s, Dst&& dst, std::type_identity_t<T> value,
   }
 }
 
-/// Sets every byte of device memory `dst` to zero (cuMemsetD8; one driver call).
+/// Sets every byte of device memory `dst` to zero (cuMemsetD8; one driver call; with no
+/// context current, in `dst`'s context as for copy()).
 template <device_memory Dst>
 void zero(Dst&& dst, std::source_location where = std::source_location::current()) {
   const auto d = as_device_span(dst);
-  detail::check_sync(detail::driver().cuMemsetD8(d.address(), 0, d.size_bytes()), "cuMemsetD8",
-                     where);
+  detail::check_sync(detail::driver().cuMemsetD8(d.address(), 0, d.size_bytes()),
+                     {detail::sync_operation::kind::set8, d.address(), 0, 0, d.size_bytes()},
+                     "cuMemsetD8", where);
 }
 
 /// Queues zeroing every byte of `dst` on `s` (cuMemsetD8Async; one driver call).

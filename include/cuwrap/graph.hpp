@@ -167,16 +167,20 @@ class graph_ref {
                         Args&&... args) const {
     static_assert(sizeof...(Args) == sizeof...(Params),
                   "add_kernel: the number of arguments differs from the kernel's parameters");
-    static_assert((std::is_convertible_v<Args&&, Params> && ...),
-                  "add_kernel: an argument does not convert to its parameter's type");
-    const std::source_location where = config.where;
-    detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
-    detail::expect_argument_not_moved_from(k.get() != nullptr, "graph", "add_kernel", "kernel",
-                                           where);
-    detail::check_limits(k, config.value, where, "cuGraphAddKernelNode");
-    std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
-    return add_kernel_tuple(k, config.value, after, values, std::index_sequence_for<Params...>{},
-                            where);
+    if constexpr (sizeof...(Args) == sizeof...(Params)) {
+      const std::source_location where = config.where;
+      detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
+      detail::expect_argument_not_moved_from(k.get() != nullptr, "graph", "add_kernel", "kernel",
+                                             where);
+      detail::check_limits(k, config.value, where, "cuGraphAddKernelNode");
+      auto values =
+          detail::typed_kernel_values<Params...>(std::index_sequence_for<Params...>{}, "graph",
+                                                 "add_kernel", where, std::forward<Args>(args)...);
+      return add_kernel_tuple(k, config.value, after, values, std::index_sequence_for<Params...>{},
+                              where);
+    } else {
+      return graph_node{nullptr};  // not compiled: the static_assert above has failed
+    }
   }
 
   /// A copy of `src` into `dst` (same rules as cuwrap::copy; cuGraphAddMemcpyNode).
@@ -383,23 +387,25 @@ class graph_exec_ref {
                          detail::located<launch_config> config, Args&&... args) const {
     static_assert(sizeof...(Args) == sizeof...(Params),
                   "set_kernel_params: the number of arguments differs from the kernel's");
-    static_assert((std::is_convertible_v<Args&&, Params> && ...),
-                  "set_kernel_params: an argument does not convert to its parameter's type");
-    const std::source_location where = config.where;
-    detail::expect_not_moved_from(!empty(), "graph_exec", "set_kernel_params", where);
-    detail::expect_argument_not_moved_from(k.get() != nullptr, "graph_exec", "set_kernel_params",
-                                           "kernel", where);
-    std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
-    std::apply(
-        [&](auto&... v) {
-          if constexpr (sizeof...(v) == 0) {
-            set_kernel_params_raw(node, k, config.value, nullptr, where);
-          } else {
-            void* params[] = {static_cast<void*>(&v)...};
-            set_kernel_params_raw(node, k, config.value, params, where);
-          }
-        },
-        values);
+    if constexpr (sizeof...(Args) == sizeof...(Params)) {
+      const std::source_location where = config.where;
+      detail::expect_not_moved_from(!empty(), "graph_exec", "set_kernel_params", where);
+      detail::expect_argument_not_moved_from(k.get() != nullptr, "graph_exec", "set_kernel_params",
+                                             "kernel", where);
+      auto values = detail::typed_kernel_values<Params...>(std::index_sequence_for<Params...>{},
+                                                           "graph_exec", "set_kernel_params", where,
+                                                           std::forward<Args>(args)...);
+      std::apply(
+          [&](auto&... v) {
+            if constexpr (sizeof...(v) == 0) {
+              set_kernel_params_raw(node, k, config.value, nullptr, where);
+            } else {
+              void* params[] = {static_cast<void*>(&v)...};
+              set_kernel_params_raw(node, k, config.value, params, where);
+            }
+          },
+          values);
+    }
   }
   /// New source and destination for memcpy node `node` (cuGraphExecMemcpyNodeSetParams).
   template <memory_range Dst, memory_range Src>

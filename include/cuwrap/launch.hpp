@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/kernel_arguments.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/kernel.hpp"
 #include "cuwrap/launch_config.hpp"
@@ -119,29 +120,36 @@ template <class Tuple, std::size_t... I>
 }
 }  // namespace detail
 
-/// Launches `k` on `s`. Each argument must convert to the declared parameter type (checked at
-/// compile time); the config is checked against the kernel's limits. One driver call.
+/// Launches `k` on `s`. Each argument must convert to the declared parameter type without
+/// narrowing (double to float, int to unsigned or float, long to int do not compile: convert
+/// explicitly); device memory (device_span, device_buffer, stream_ordered_buffer,
+/// managed_buffer) passes to a pointer parameter of its element type, and a moved-from buffer
+/// throws cuwrap::usage_error. The config is checked against the kernel's limits. One driver
+/// call.
 template <class... Params, class... Args>
 [[gnu::always_inline]] inline void launch(stream_ref s, const typed_kernel<void(Params...)>& k,
                                           detail::located<launch_config> config, Args&&... args) {
   static_assert(sizeof...(Args) == sizeof...(Params),
                 "launch: the number of arguments differs from the kernel's parameters");
-  static_assert((std::is_convertible_v<Args&&, Params> && ...),
-                "launch: an argument does not convert to its parameter's type");
-  detail::expect_launchable(s, k, config.where);
-  detail::check_limits(k, config.value, config.where);
-  std::tuple<Params...> values{static_cast<Params>(std::forward<Args>(args))...};
-  detail::launch_tuple(s, k, config.value, values, std::index_sequence_for<Params...>{},
-                       config.where);
+  if constexpr (sizeof...(Args) == sizeof...(Params)) {
+    detail::expect_launchable(s, k, config.where);
+    detail::check_limits(k, config.value, config.where);
+    auto values =
+        detail::typed_kernel_values<Params...>(std::index_sequence_for<Params...>{}, "stream",
+                                               "launch", config.where, std::forward<Args>(args)...);
+    detail::launch_tuple(s, k, config.value, values, std::index_sequence_for<Params...>{},
+                         config.where);
+  }
 }
 
 /// Launches an untyped kernel on `s`. The number of arguments and each argument's size are
 /// checked against the kernel's parameter layout (when the driver reports it) before the
-/// driver is called; errors name the kernel, the index and both sizes. One driver call.
+/// driver is called; errors name the kernel, the index and both sizes. Device memory passes as
+/// its element pointer (a moved-from buffer throws cuwrap::usage_error). One driver call.
 template <class... Args>
 [[gnu::always_inline]] inline void launch(stream_ref s, const kernel& k,
                                           detail::located<launch_config> config, Args&&... args) {
-  static_assert((std::is_trivially_copyable_v<std::decay_t<Args>> && ...),
+  static_assert((std::is_trivially_copyable_v<detail::kernel_value_t<Args>> && ...),
                 "launch: kernel arguments must be trivially copyable");
   detail::expect_launchable(s, k, config.where);
   if (k.layout_known()) {
@@ -151,13 +159,15 @@ template <class... Args>
     }
     // Unrolled: one compare and branch per argument.
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (detail::check_argument_size(k, I, sizeof(std::decay_t<Args>), params[I].size, config.where),
+      (detail::check_argument_size(k, I, sizeof(detail::kernel_value_t<Args>), params[I].size,
+                                   config.where),
        ...);
     }
     (std::index_sequence_for<Args...>{});
   }
   detail::check_limits(k, config.value, config.where);
-  std::tuple<std::decay_t<Args>...> values{std::forward<Args>(args)...};
+  auto values = detail::untyped_kernel_values(std::index_sequence_for<Args...>{}, "stream",
+                                              "launch", config.where, std::forward<Args>(args)...);
   detail::launch_tuple(s, k, config.value, values, std::index_sequence_for<Args...>{},
                        config.where);
 }

@@ -334,7 +334,8 @@ TEST_SUITE("copies and memsets") {
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
-                    "copies and memsets advance the device clock by their bytes") {
+                    "copies and memsets advance the device clock by their bytes" *
+                        doctest::test_suite("simulated time")) {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent start = swcu::test::create_event();

@@ -351,6 +351,45 @@ $L_forever:
     SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
+  // Every SWCUDA_* variable reads the same way: blanks around a value are ignored, and an empty
+  // (or blank) value is the same as no variable at all.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "settings: blanks are trimmed and empty means unset") {
+    // SWCUDA_DEVICES=" 2 ", SWCUDA_DRIVER_VERSION="<tab>12090 ", SWCUDA_DEVICE_MEMORY=" 4G",
+    // SWCUDA_EVENT_TIME=" simulated", and SWCUDA_P2P, SWCUDA_EXEC, SWCUDA_FAULTS,
+    // SWCUDA_LAUNCH_LOG, SWCUDA_KERNEL_TIMEOUT, SWCUDA_KERNELS, SWCUDA_NVJITLINK empty or blank.
+    int count = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    CHECK(count == 2);
+    int version = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
+    CHECK(version == 12090);
+    std::size_t bytes = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, 1));
+    CHECK(bytes == 4ULL << 30);
+    int can = -1;  // an empty SWCUDA_P2P is the default, every pair (it used to mean "none")
+    SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, 0, 1));
+    CHECK(can == 1);
+    // Simulated event time, immediate execution (the default) and no fault rule: a host function
+    // between two records is exactly one operation, 1 us.
+    CUcontext ctx = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    CUevent start = nullptr;
+    CUevent stop = nullptr;
+    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&start, 0));
+    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&stop, 0));
+    int calls = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, nullptr));
+    SWT_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
+        nullptr, [](void* n) { ++*static_cast<int*>(n); }, &calls));
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(stop, nullptr));
+    CHECK(calls == 1);  // ran at once: not deferred
+    float ms = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
+    CHECK(ms == doctest::Approx(0.001));
+    for (const CUevent e : {start, stop}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
   TEST_CASE("an invalid configuration variable makes cuInit fail and names it") {
     const std::string variable = env("SWCUDA_TEST_EXPECT");
     REQUIRE_MESSAGE(!variable.empty(), "run by CTest with SWCUDA_TEST_EXPECT set");

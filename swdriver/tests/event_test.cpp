@@ -1,4 +1,6 @@
-// Events in the default (immediate) mode: creation, records, queries and simulated time.
+// Events in the default (immediate) mode: creation, records, queries, host and simulated time.
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "sched_support.hpp"
@@ -54,7 +56,8 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time follows the simulated clock") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time follows the simulated clock" *
+                                                doctest::test_suite("simulated time")) {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent start = create_event();
@@ -82,6 +85,52 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
+  // CUDA driver API reference, cuEventElapsedTime: "Computes the elapsed time between two events
+  // (in milliseconds with a resolution of around 0.5 microseconds)", and "the cuEventRecord()
+  // operation takes place asynchronously": a record is stamped when its stream reaches it, so
+  // time the stream spends waiting, or the host spends between records, shows.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "by default elapsed time is host time: a sleep shows") {
+    const CUcontext ctx = create_context();
+    const CUstream s = create_stream();
+    const CUevent start = create_event();
+    const CUevent stop = create_event();
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(stop, s));
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(stop));
+    float ms = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
+    CHECK(ms >= 400);  // slept 500 ms; generous bounds: the machine may be slow
+    CHECK(ms < 5000);
+    SWT_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v1(&ms, stop, start));
+    CHECK(ms <= -400);
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    for (const CUevent e : {start, stop}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a record is stamped when the stream reaches it, not when it is made") {
+    const CUcontext ctx = create_context();
+    const CUstream s = create_stream();
+    const CUevent start = create_event();
+    const CUevent stop = create_event();
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, s));
+    swcu::test::Gate gate;  // the stream waits in a host function until the gate opens
+    gate.start(ctx, s);
+    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(stop, s));  // made now, reached after the wait
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    gate.finish();
+    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(stop));
+    float ms = 0;
+    SWT_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
+    CHECK(ms >= 400);
+    CHECK(ms < 5000);
+    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    for (const CUevent e : {start, stop}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time needs timing on both events") {
     const CUcontext ctx = create_context();
     const CUevent timed = create_event();
@@ -97,7 +146,8 @@ TEST_SUITE("events") {
     SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time is not ready while a record is pending") {
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "elapsed time is not ready while a record is pending" *
+                                                doctest::test_suite("simulated time")) {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUevent start = create_event();

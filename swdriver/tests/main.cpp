@@ -1,5 +1,6 @@
 // The test runner. Suites that need a process of their own ("fresh process": nothing may call
-// cuInit before them) or a particular SWCUDA_* environment ("env", "deferred") are left out
+// cuInit before them) or a particular SWCUDA_* environment ("env", "deferred", "simulated
+// time": SWCUDA_EVENT_TIME=simulated) are left out
 // unless a test case or suite is named on the command line, which is how CMakeLists.txt runs
 // each of them.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
   doctest::Context context;
   bool selected = false;
   for (int i = 1; i < argc; ++i) selected = selected || names_tests(argv[i]);
-  if (!selected) context.addFilter("test-suite-exclude", "env,fresh process,deferred");
+  if (!selected)
+    context.addFilter("test-suite-exclude", "env,fresh process,deferred,simulated time");
   context.applyCommandLine(argc, argv);
   const int result = context.run();
   if (context.shouldExit()) return result;

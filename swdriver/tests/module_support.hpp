@@ -5,6 +5,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -173,5 +175,44 @@ struct ModuleTest : DriverTest {
 inline std::string ptx(const std::string& body) {
   return ".version 9.0\n.target sm_90\n.address_size 64\n" + body;
 }
+
+/// The kernels of kernels/sw_kernels.cu, in the order the driver lists them.
+inline const std::vector<std::string> kKernelNames{"_ZN2ns4fillIdEEvPT_S1_i",
+                                                   "bounded",
+                                                   "by_value",
+                                                   "calls_device_function",
+                                                   "clustered",
+                                                   "count_up",
+                                                   "no_params",
+                                                   "saxpy",
+                                                   "static_shared",
+                                                   "with_struct"};
+
+/// JIT options with both logs, for cuModuleLoadDataEx and cuLibraryLoadData.
+struct Jit {
+  char info[1024] = "unchanged";
+  char error[1024] = "unchanged";
+  std::array<CUjit_option, 5> options{CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_WALL_TIME};
+  std::array<void*, 5> values{info, reinterpret_cast<void*>(std::uintptr_t{sizeof info}), error,
+                              reinterpret_cast<void*>(std::uintptr_t{sizeof error}),
+                              reinterpret_cast<void*>(std::uintptr_t{12345})};
+  CUresult load(CUmodule* m, const void* image) {
+    return mod().cuModuleLoadDataEx(m, image, static_cast<unsigned>(options.size()), options.data(),
+                                    values.data());
+  }
+  [[nodiscard]] std::size_t info_size() const {
+    return reinterpret_cast<std::uintptr_t>(values[1]);
+  }
+  [[nodiscard]] std::size_t error_size() const {
+    return reinterpret_cast<std::uintptr_t>(values[3]);
+  }
+  [[nodiscard]] float wall_time() const {
+    float ms = -1;
+    std::memcpy(&ms, &values[4], sizeof ms);
+    return ms;
+  }
+};
 
 }  // namespace swcu::test

@@ -137,8 +137,8 @@ TEST_SUITE("occupancy") {
     SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
     CHECK(n == 16 * 132 / 2);
     c = config(128);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, &c),
-                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    CHECK(n == 16 * 132);  // no size given or required: clusters of one block
     SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(m, "clustered"), &c));
     CHECK(n == 16 * 132 / 2);  // its compile-time size
     two[0].value.clusterDim.x = 16;
@@ -159,5 +159,52 @@ TEST_SUITE("occupancy") {
     CHECK(n == 16 * 132 / 16);
     SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, function(m, "clustered"), &c));
     CHECK(n == 2);
+  }
+
+  // CUDA driver API reference, cuOccupancyMaxActiveClusters: "If the function has required
+  // cluster size already set (see cudaFuncGetAttributes / cuFuncGetAttribute), the cluster size
+  // from config must either be unspecified or match the required size." It goes on to say that
+  // without a required size one must be given, but NVIDIA's driver answers a configuration with
+  // no cluster dimension with a count (zero or more), which is what programs rely on (issue 15).
+  TEST_CASE_FIXTURE(OccupancyTest, "clusters without a cluster dimension in the configuration") {
+    const CUmodule own = load(swcu::test::ptx(R"(
+.visible .entry plain() { ret; }
+.visible .entry fixed() .reqnctapercluster 4, 1, 1 { ret; }
+.visible .entry must_set() .explicitcluster { ret; }
+)"));
+    CUlaunchConfig c = config(256);
+    int n = -1;
+    // No size anywhere: every block is a cluster of its own (8 blocks of 256 threads per SM).
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(own, "plain"), &c));
+    CHECK(n == 8 * 132);
+    // The compile-time size (.reqnctapercluster) is the size.
+    const CUfunction fixed = function(own, "fixed");
+    CHECK(attribute(fixed, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH) == 4);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, fixed, &c));
+    CHECK(n == 8 * 132 / 4);
+    // A size set with CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH is the size too.
+    const CUfunction plain = function(own, "plain");
+    SWT_REQUIRE_SUCCESS(
+        mod().cuFuncSetAttribute(plain, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2));
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, plain, &c));
+    CHECK(n == 8 * 132 / 2);
+    // A kernel that must be launched with a cluster size (.explicitcluster) needs one.
+    const CUfunction must_set = function(own, "must_set");
+    CHECK(attribute(must_set, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) == 1);
+    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, must_set, &c),
+                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    std::array<CUlaunchAttribute, 1> two{};
+    two[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    two[0].value.clusterDim.x = 2;
+    two[0].value.clusterDim.y = two[0].value.clusterDim.z = 1;
+    c = config(256, &two);
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, must_set, &c));
+    CHECK(n == 8 * 132 / 2);
+    // A configuration that does not fit on an SM: zero clusters, not an error.
+    c = config(256);
+    c.sharedMemBytes = 100 * 1024;  // above the kernel's 48 KiB dynamic shared memory limit
+    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(own, "fixed"), &c));
+    CHECK(n == 0);
+    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(own));
   }
 }

@@ -4,9 +4,15 @@
 Inputs (all from the toolkit, nothing is kept by hand):
   * cudaTypedefs.h and cudaProfilerTypedefs.h: every `PFN_<base>_v<version>[_ptds|_ptsz]`
     typedef, including those inside `#if defined(__CUDA_API_VERSION_INTERNAL)` blocks;
-  * cuda.h: the `cudaError_enum` (name, number and doc comment of every CUresult) and the
+  * cuda.h: the `cudaError_enum` (name and number of every CUresult) and the
     `CUdevice_attribute_enum` (every CU_DEVICE_ATTRIBUTE_* name and number);
-  * the toolkit stub libcuda.so: its dynamic exports (`nm -D --defined-only`).
+  * the toolkit stub libcuda.so: its dynamic exports (`nm -D --defined-only`);
+  * driver_types.h and libcudart.so: the short message of every CUresult. NVIDIA's driver and
+    runtime share their error texts ("invalid argument", "out of memory"), and the runtime's
+    `cudaError` numbers are the driver's for every code both have, so the message of a CUresult
+    is `cudaGetErrorString` of the `cudaError` with the same number, asked of the toolkit's
+    libcudart through ctypes (it needs no GPU). The few codes the runtime does not have get the
+    words of their name ("context already current").
 
 The rule that maps (base name, introduced version, per-thread kind) to an exported name:
   * the legacy-stream variants of one base name, in ascending version order, are exported as
@@ -101,23 +107,47 @@ def enum_body(cuda_h: str, enum_name: str) -> str:
     return match.group(1)
 
 
-def clean_doc(doc: str) -> str:
-    lines = [re.sub(r"^\s*\*+\s?", "", line) for line in doc.splitlines()]
-    text = " ".join(line.strip() for line in lines if line.strip())
-    text = re.sub(r"\\deprecated\s*", "Deprecated: ", text)
-    text = re.sub(r"\\(?:p|e|c|b|ref)\s+", "", text)
-    text = text.replace("::", "")
-    return re.sub(r"\s+", " ", text).strip()
-
-
 ERROR_RE = re.compile(r"(?:/\*\*(?P<doc>.*?)\*/\s*)?(?P<name>CUDA_\w+)\s*=\s*(?P<value>\d+)", re.S)
 
 
-def read_errors(cuda_h: str) -> list[tuple[int, str, str]]:
+RUNTIME_ERROR_RE = re.compile(r"\b(cuda(?:Success|Error\w*))\s*=\s*(\d+)")
+
+
+def read_runtime_errors(driver_types_h: str) -> dict[int, str]:
+    """The `cudaError` enumerators of driver_types.h by number."""
+    match = re.search(r"enum\s+(?:__device_builtin__\s+)?cudaError\s*\{(.*?)\}", driver_types_h,
+                      re.S)
+    if not match:
+        sys.exit("gen_symbols: enum cudaError not found in driver_types.h")
+    return {int(m.group(2)): m.group(1)
+            for m in RUNTIME_ERROR_RE.finditer(strip_comments(match.group(1)))}
+
+
+def runtime_messages(cudart: Path, numbers: list[int]) -> dict[int, str]:
+    """cudaGetErrorString of each number, from the toolkit's libcudart (no GPU needed)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(str(cudart))
+    except OSError as e:
+        sys.exit(f"gen_symbols: cannot load {cudart}: {e}")
+    lib.cudaGetErrorString.restype = ctypes.c_char_p
+    lib.cudaGetErrorString.argtypes = [ctypes.c_int]
+    return {n: lib.cudaGetErrorString(n).decode() for n in numbers}
+
+
+def read_errors(cuda_h: str, driver_types_h: str, cudart: Path) -> list[tuple[int, str, str]]:
+    runtime = read_runtime_errors(driver_types_h)
+    codes = [(int(m.group("value")), m.group("name"))
+             for m in ERROR_RE.finditer(enum_body(cuda_h, "cudaError_enum"))]
+    messages = runtime_messages(cudart, [value for value, _ in codes if value in runtime])
     errors = []
-    for match in ERROR_RE.finditer(enum_body(cuda_h, "cudaError_enum")):
-        doc = clean_doc(match.group("doc") or "") or match.group("name")
-        errors.append((int(match.group("value")), match.group("name"), doc))
+    for value, name in codes:
+        if value in messages:
+            text = messages[value]
+        else:
+            # Not a runtime code: the words of the name, as the driver's own messages read.
+            text = name.removeprefix("CUDA_ERROR_").removeprefix("CUDA_").lower().replace("_", " ")
+        errors.append((value, name, text))
     return errors
 
 
@@ -155,7 +185,8 @@ def render(variants: list[Variant], errors, attributes, cuda_version: int) -> di
 
     rows = "".join(f"SWCU_ERROR({value}, {name}, {c_string(doc)})\n" for value, name, doc in errors)
     files["errors.inc"] = header(
-        cuda_version, "SWCU_ERROR(value, name, description) for every CUresult in cuda.h.\n") + rows
+        cuda_version, "SWCU_ERROR(value, name, message) for every CUresult in cuda.h; the message is\n"
+        "// cudaGetErrorString of the runtime code with the same number (libcudart).\n") + rows
 
     rows = "".join(f"SWCU_DEVICE_ATTRIBUTE({value}, {name})\n" for value, name in attributes)
     files["device_attributes.inc"] = header(
@@ -180,7 +211,10 @@ def generate(args) -> dict[str, str]:
     if problems:
         sys.exit("gen_symbols: the naming rule does not match the stub:\n  " +
                  "\n  ".join(problems))
-    return render(variants, read_errors(cuda_h), read_device_attributes(cuda_h),
+    driver_types_h = (include / "driver_types.h").read_text()
+    cudart = Path(args.cudart) if args.cudart else Path(args.stub).parent.parent / "libcudart.so"
+    return render(variants, read_errors(cuda_h, driver_types_h, cudart),
+                  read_device_attributes(cuda_h),
                   int(version_match.group(1)))
 
 
@@ -212,6 +246,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cuda-include", required=True, help="toolkit include directory")
     parser.add_argument("--stub", required=True, help="the toolkit's stubs/libcuda.so")
+    parser.add_argument("--cudart", help="the toolkit's libcudart.so (default: next to stubs/)")
     parser.add_argument("--nm", default=os.environ.get("NM", "nm"), help="nm program")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--out", help="directory to write the generated files into")

@@ -1,4 +1,4 @@
-// expect: add_kernel: an argument does not convert to its parameter's type
+// expect: add_kernel.*an argument does not convert to its parameter.s type
 // A typed graph kernel node with an argument of the wrong type does not compile.
 #include <cuwrap/cuwrap.hpp>
 

@@ -69,7 +69,8 @@ TEST_SUITE("launch") {
     const auto k = mod.kernel<void(pair, unsigned char, short, long long*)>("with_struct");
     cuwrap::device_buffer<long long> result{ctx, 1};
     auto* out = result.data();
-    s.launch(k, cuwrap::launch_config{{1}, {1}}, pair{2.5, 7}, 'x', short{-3}, out);
+    s.launch(k, cuwrap::launch_config{{1}, {1}}, pair{2.5, 7}, static_cast<unsigned char>('x'),
+             short{-3}, out);
     std::vector<long long> sum(1);
     cuwrap::copy(s, sum, result);
     s.synchronize();

@@ -141,14 +141,7 @@ TEST_SUITE("memory") {
     CHECK(f == std::vector<float>{1.5f, 0.0f, 0.0f, 1.5f, 1.5f});
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "a synchronous copy without a current context says how to fix it") {
-    cuwrap::primary_context ctx{cuwrap::device::get(0)};
-    cuwrap::device_buffer<int> device{ctx, 4};
-    std::vector<int> host(4);
-    CHECK_THROWS_WITH_AS(cuwrap::copy(host, device),
-                         doctest::Contains("make one current with cuwrap::scoped_current_context"),
-                         cuwrap::error);
-  }
+  // Synchronous copies without a current context: tests/sw/sync_copy_context_test.cpp.
 
   TEST_CASE_FIXTURE(sw_fixture,
                     "move assignment frees the previous buffer and release and adopt work") {

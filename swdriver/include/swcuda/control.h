@@ -21,7 +21,7 @@ extern "C" {
 static const CUuuid SWCU_CONTROL_TABLE_ID = {
     {'s', 'w', 'c', 'u', 'd', 'a', '-', 'c', 'o', 'n', 't', 'r', 'o', 'l', '-', '1'}};
 
-#define SWCU_CONTROL_VERSION 4
+#define SWCU_CONTROL_VERSION 5
 
 /* Kinds of live handles the driver accounts for. */
 typedef enum swcu_handle_kind {
@@ -40,7 +40,11 @@ typedef enum swcu_handle_kind {
   SWCU_USER_OBJECT = 12,
   SWCU_LINK_STATE = 13,
   SWCU_IPC_MAPPING = 14,
-  SWCU_HANDLE_KIND_COUNT = 15
+  /* Version 5 and later. */
+  SWCU_VMM_ALLOCATION = 15,     /* cuMemCreate/cuMemImportFromShareableHandle allocations (live
+                                   while a handle reference or a mapping holds them) */
+  SWCU_ADDRESS_RESERVATION = 16, /* cuMemAddressReserve ranges */
+  SWCU_HANDLE_KIND_COUNT = 17
 } swcu_handle_kind;
 
 /* One entry of the call counters: an exported symbol name and how often it ran. */

@@ -31,6 +31,7 @@ void reclaim_context(State& s, Context& ctx) noexcept {
     for (Op& op : q->ops) {  // dropped: whoever waits for it sees it done
       op.completion->done = true;
       op.completion->queue = nullptr;
+      if (op.not_run) op.not_run(s);
     }
     q->ops.clear();
     s.busy_queues.erase(q->id);

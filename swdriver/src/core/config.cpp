@@ -1,7 +1,9 @@
+// The SWCUDA_* settings: reading and checking them, and the event clock they choose.
 #include "core/config.hpp"
 
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -49,18 +51,19 @@ std::optional<unsigned long long> parse_bytes(std::string_view text) {
   return *number << shift;
 }
 
-// "all" (every ordered pair of distinct devices), "none" or "", or "a-b,c-d,...".
+// "all" (every ordered pair of distinct devices), "none", or "a-b,c-d,..." (blanks around
+// the pairs and their numbers are ignored).
 std::optional<std::vector<bool>> parse_p2p(std::string_view text, int devices) {
   std::vector<bool> allowed(Config::kMaxDevices * Config::kMaxDevices, false);
   if (text == "all") return std::vector<bool>(allowed.size(), true);
-  if (text == "none" || text.empty()) return allowed;
+  if (text == "none") return allowed;
   while (true) {
     const auto comma = text.find(',');
     const std::string_view pair = text.substr(0, comma);
     const auto dash = pair.find('-');
     if (dash == std::string_view::npos) return std::nullopt;
-    const auto from = parse_unsigned(pair.substr(0, dash));
-    const auto to = parse_unsigned(pair.substr(dash + 1));
+    const auto from = parse_unsigned(trim_blanks(pair.substr(0, dash)));
+    const auto to = parse_unsigned(trim_blanks(pair.substr(dash + 1)));
     if (!from || !to || *from == *to || *from >= static_cast<unsigned long long>(devices) ||
         *to >= static_cast<unsigned long long>(devices)) {
       return std::nullopt;
@@ -77,7 +80,26 @@ std::string invalid(const char* variable, std::string_view value, std::string_vi
          std::string(expected);
 }
 
+std::optional<std::string> setting_from(const char* (*getenv)(const char*), const char* name) {
+  const char* const value = getenv(name);
+  if (value == nullptr) return std::nullopt;
+  const std::string_view trimmed = trim_blanks(value);
+  if (trimmed.empty()) return std::nullopt;
+  return std::string(trimmed);
+}
+
 }  // namespace
+
+std::string_view trim_blanks(std::string_view text) noexcept {
+  constexpr std::string_view kBlanks = " \t\r\n\v\f";
+  const auto first = text.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
+}
+
+std::optional<std::string> setting(const char* name) {
+  return setting_from([](const char* n) -> const char* { return std::getenv(n); }, name);
+}
 
 Config read_config(const char* (*getenv)(const char*)) {
   Config c;
@@ -85,71 +107,83 @@ Config read_config(const char* (*getenv)(const char*)) {
   const auto fail = [&c](std::string message) {
     if (c.error.empty()) c.error = std::move(message);
   };
+  const auto get = [getenv](const char* name) { return setting_from(getenv, name); };
 
-  if (const char* value = getenv("SWCUDA_DEVICES")) {
-    const auto n = parse_unsigned(value);
+  if (const auto value = get("SWCUDA_DEVICES")) {
+    const auto n = parse_unsigned(*value);
     if (n && *n <= static_cast<unsigned long long>(Config::kMaxDevices)) {
       c.devices = static_cast<int>(*n);
     } else {
-      fail(invalid("SWCUDA_DEVICES", value, "a number of devices from 0 to 16"));
+      fail(invalid("SWCUDA_DEVICES", *value, "a number of devices from 0 to 16"));
     }
   }
-  if (const char* value = getenv("SWCUDA_DRIVER_VERSION")) {
-    const auto v = parse_unsigned(value);
-    if (v && *v >= 1000 && *v <= 99990 && *v % 10 == 0) {
+  if (const auto value = get("SWCUDA_DRIVER_VERSION")) {
+    const auto v = parse_unsigned(*value);
+    if (v && *v >= static_cast<unsigned long long>(Config::kMinDriverVersion) && *v <= 99990 &&
+        *v % 10 == 0) {
       c.driver_version = static_cast<int>(*v);
     } else {
-      fail(invalid("SWCUDA_DRIVER_VERSION", value,
-                   "a CUDA version as 1000*major + 10*minor, e.g. 12040"));
+      fail(invalid("SWCUDA_DRIVER_VERSION", *value,
+                   "a CUDA version from 12000 (12.0, the oldest driver API this driver "
+                   "implements) as 1000*major + 10*minor, e.g. 12040"));
     }
   }
-  if (const char* value = getenv("SWCUDA_DEVICE_MEMORY")) {
-    const auto bytes = parse_bytes(value);
-    if (bytes && *bytes > 0) {
+  if (const auto value = get("SWCUDA_DEVICE_MEMORY")) {
+    const auto bytes = parse_bytes(*value);
+    if (bytes && *bytes >= Config::kMinDeviceMemory) {
       c.device_memory = *bytes;
     } else {
-      fail(invalid("SWCUDA_DEVICE_MEMORY", value,
-                   "a positive number of bytes, optionally with K, M, G or T (binary), e.g. 4G"));
+      fail(invalid("SWCUDA_DEVICE_MEMORY", *value,
+                   "at least 16M (room for a context's 8 MiB device heap and 1 MiB printf FIFO), "
+                   "a number of bytes, optionally with K, M, G or T (binary), e.g. 4G"));
     }
   }
-  if (const char* value = getenv("SWCUDA_EXEC")) {
-    const std::string_view mode = value;
-    if (mode == "immediate") {
+  if (const auto value = get("SWCUDA_EXEC")) {
+    if (*value == "immediate") {
       c.exec = ExecMode::immediate;
-    } else if (mode == "deferred") {
+    } else if (*value == "deferred") {
       c.exec = ExecMode::deferred;
     } else {
-      fail(invalid("SWCUDA_EXEC", value, "immediate or deferred"));
+      fail(invalid("SWCUDA_EXEC", *value, "immediate or deferred"));
     }
   }
-  if (const char* value = getenv("SWCUDA_LAUNCH_LOG")) {
-    const auto n = parse_unsigned(value);
+  if (const auto value = get("SWCUDA_EVENT_TIME")) {
+    if (*value == "host") {
+      c.event_time = EventTime::host;
+    } else if (*value == "simulated") {
+      c.event_time = EventTime::simulated;
+    } else {
+      fail(invalid("SWCUDA_EVENT_TIME", *value, "host or simulated"));
+    }
+  }
+  if (const auto value = get("SWCUDA_LAUNCH_LOG")) {
+    const auto n = parse_unsigned(*value);
     if (n && *n <= (1ull << 32)) {
       c.launch_log = static_cast<std::size_t>(*n);
     } else {
-      fail(invalid("SWCUDA_LAUNCH_LOG", value, "how many launches the log keeps, e.g. 4096"));
+      fail(invalid("SWCUDA_LAUNCH_LOG", *value, "how many launches the log keeps, e.g. 4096"));
     }
   }
-  if (const char* value = getenv("SWCUDA_KERNEL_TIMEOUT")) {
+  if (const auto value = get("SWCUDA_KERNEL_TIMEOUT")) {
     char* end = nullptr;
-    const double seconds = std::strtod(value, &end);
-    if (end != value && *end == '\0' && seconds >= 0 && seconds < 1e9) {
+    const double seconds = std::strtod(value->c_str(), &end);
+    if (end != value->c_str() && *end == '\0' && seconds >= 0 && seconds < 1e9) {
       c.kernel_timeout = seconds;
     } else {
-      fail(invalid("SWCUDA_KERNEL_TIMEOUT", value, "seconds a kernel may run, e.g. 10 or 0.5"));
+      fail(invalid("SWCUDA_KERNEL_TIMEOUT", *value, "seconds a kernel may run, e.g. 10 or 0.5"));
     }
   }
-  if (const char* value = getenv("SWCUDA_P2P")) {
-    if (auto p2p = parse_p2p(value, c.devices)) {
+  if (const auto value = get("SWCUDA_P2P")) {
+    if (auto p2p = parse_p2p(*value, c.devices)) {
       c.p2p = std::move(*p2p);
     } else {
-      fail(invalid("SWCUDA_P2P", value,
+      fail(invalid("SWCUDA_P2P", *value,
                    "all, none, or ordered pairs of distinct device ordinals such as 0-1,1-0"));
     }
   }
-  if (const char* value = getenv("SWCUDA_FAULTS")) {
+  if (const auto value = get("SWCUDA_FAULTS")) {
     std::string message;
-    if (!parse_fault_rules(value, c.faults, message)) fail("SWCUDA_FAULTS: " + message);
+    if (!parse_fault_rules(*value, c.faults, message)) fail("SWCUDA_FAULTS: " + message);
   }
   return c;
 }
@@ -158,6 +192,13 @@ const Config& config() {
   static const Config* const instance =
       new Config(read_config([](const char* name) -> const char* { return std::getenv(name); }));
   return *instance;
+}
+
+unsigned long long event_time_ns(unsigned long long device_clock_ns) {
+  if (config().event_time == EventTime::simulated) return device_clock_ns;
+  return static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             std::chrono::steady_clock::now().time_since_epoch())
+                                             .count());
 }
 
 }  // namespace swcu

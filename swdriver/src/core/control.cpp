@@ -6,10 +6,10 @@
 
 #include "core/api.hpp"
 #include "core/faults.hpp"
-#include "graph/graph.hpp"
-#include "exec/launch.hpp"
 #include "core/prologue.hpp"
 #include "core/state.hpp"
+#include "exec/launch.hpp"
+#include "graph/graph.hpp"
 
 namespace swcu {
 namespace {
@@ -52,6 +52,8 @@ const char* handle_kind_name(swcu_handle_kind kind) {
     case SWCU_USER_OBJECT: return "user object";
     case SWCU_LINK_STATE: return "link state";
     case SWCU_IPC_MAPPING: return "ipc mapping";
+    case SWCU_VMM_ALLOCATION: return "vmm allocation";
+    case SWCU_ADDRESS_RESERVATION: return "address reservation";
     default: break;
   }
   return "unknown";

@@ -1,4 +1,4 @@
-// The CUresult table generated from cuda.h (names and doc-comment descriptions).
+// The CUresult table generated from cuda.h and libcudart (names and short messages).
 #pragma once
 
 #include <span>
@@ -8,8 +8,9 @@ namespace swcu {
 
 struct ErrorInfo {
   int value;
-  std::string_view name;         ///< e.g. "CUDA_ERROR_INVALID_VALUE" (NUL-terminated)
-  std::string_view description;  ///< the doc comment of the code in cuda.h (NUL-terminated)
+  std::string_view name;  ///< e.g. "CUDA_ERROR_INVALID_VALUE" (NUL-terminated)
+  std::string_view
+      description;  ///< the driver's short message, "invalid argument" (NUL-terminated)
 };
 
 [[nodiscard]] std::span<const ErrorInfo> errors() noexcept;

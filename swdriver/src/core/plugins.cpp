@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/config.hpp"
 #include "core/control.hpp"
-#include "exec/launch.hpp"
 #include "core/prologue.hpp"
+#include "exec/launch.hpp"
 
 namespace swcu {
 namespace {
@@ -53,12 +55,12 @@ CUresult load_plugin(const std::string& path, std::string& message) {
 }
 
 CUresult load_all(std::string& message) {
-  const char* const env = std::getenv("SWCUDA_KERNELS");
-  if (env == nullptr) return CUDA_SUCCESS;
-  std::string_view rest(env);
+  const std::optional<std::string> env = setting("SWCUDA_KERNELS");  // trimmed; empty is unset
+  if (!env) return CUDA_SUCCESS;
+  std::string_view rest(*env);
   while (!rest.empty()) {
     const std::size_t colon = rest.find(':');
-    const std::string path(rest.substr(0, colon));
+    const std::string path(trim_blanks(rest.substr(0, colon)));
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     if (path.empty()) continue;
     if (const CUresult r = load_plugin(path, message)) return r;

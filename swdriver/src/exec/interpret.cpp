@@ -9,6 +9,7 @@
 
 #include "core/config.hpp"
 #include "memory/memory.hpp"
+#include "memory/vmm.hpp"
 #include "module/module.hpp"
 #include "ptx/exec.hpp"
 #include "ptx/program.hpp"
@@ -56,6 +57,16 @@ std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
   out.reserve(s.address_map.size() + ctx.device_heap.size());
   for (const auto& [base, a] : s.address_map) {
     if (a->stage == Allocation::Stage::pending || a->size == 0) continue;
+    // A device pool's memory only where cuMemPoolSetAccess lets the device in (memory.hpp).
+    if (a->pool && a->pool->charges_device() &&
+        device_access(*a, ctx.device) == CU_MEM_ACCESS_FLAGS_PROT_NONE) {
+      continue;
+    }
+    if (a->kind == SWCU_ADDRESS_RESERVATION) {  // only what the device may access (vmm.hpp)
+      for (const auto& [first, end] : vmm_device_ranges(*a, ctx.device))
+        out.push_back({first, end});
+      continue;
+    }
     out.push_back({base, base + a->size});
   }
   for (const auto& [base, block] : ctx.device_heap) {

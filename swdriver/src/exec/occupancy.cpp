@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "exec/launch.hpp"
-#include "module/module.hpp"
 #include "exec/sched.hpp"
+#include "module/module.hpp"
 
 namespace swcu {
 namespace {
@@ -14,6 +14,7 @@ struct Model {
   int max_threads = kMaxThreadsPerBlock;
   int max_dynamic = 0;
   int required_volume = 0;  // 0: no required cluster size
+  bool must_set = false;    // .explicitcluster: a launch must give a cluster size
   bool non_portable = false;
 
   [[nodiscard]] int blocks(int block_size, std::size_t dynamic) const noexcept {
@@ -29,12 +30,20 @@ CUresult model_of(State& s, CUfunction func, Context* ctx, Model& out) {
   out.static_shared = k.static_shared;
   out.max_threads = max_threads(k);
   out.max_dynamic = max_dynamic_shared(k, set);
+  // The compile-time size (.reqnctapercluster), else the one set with
+  // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH (a dimension not set counts as 1).
   int volume = 1;
+  bool required = k.cluster[0] != 0;
   for (std::size_t i = 0; i < 3; ++i) {
-    const int d = k.cluster[0] != 0 ? static_cast<int>(k.cluster[i]) : set.cluster[i].value_or(0);
-    volume *= d;
+    if (k.cluster[0] != 0) {
+      volume *= static_cast<int>(k.cluster[i]);
+    } else {
+      required = required || set.cluster[i].value_or(0) > 0;
+      volume *= std::max(set.cluster[i].value_or(1), 1);
+    }
   }
-  out.required_volume = volume;
+  out.required_volume = required ? volume : 0;
+  out.must_set = k.explicit_cluster;
   out.non_portable = set.non_portable.value_or(0) != 0;
   return CUDA_SUCCESS;
 }
@@ -89,7 +98,12 @@ CUresult max_potential_block_size(Sym sym, int* min_grid, int* block_size, CUfun
   });
 }
 
-// The cluster size of a launch configuration: its attribute, else the kernel's required one.
+// The cluster size of a launch configuration: its attribute, else the kernel's required one,
+// else (none given, none required) 1. The driver API reference says the size "must be specified
+// in config" then, but NVIDIA's driver answers with a count (issue 15, measured on GPUs): a
+// launch without a cluster dimension runs every block as a cluster of its own. A kernel compiled
+// with .explicitcluster (CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) cannot launch without a size,
+// so it gets CUDA_ERROR_INVALID_CLUSTER_SIZE.
 CUresult cluster_volume(const CUlaunchConfig& config, const Model& m, int& volume) {
   if (config.numAttrs > 0 && config.attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
   volume = 0;
@@ -106,7 +120,10 @@ CUresult cluster_volume(const CUlaunchConfig& config, const Model& m, int& volum
     if (volume != 0 && volume != m.required_volume) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     volume = m.required_volume;
   }
-  if (volume == 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;  // none given, none required
+  if (volume == 0) {
+    if (m.must_set) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    volume = 1;
+  }
   if (volume > (m.non_portable ? kMaxClusterSize : kPortableClusterSize)) {
     return CUDA_ERROR_INVALID_CLUSTER_SIZE;
   }

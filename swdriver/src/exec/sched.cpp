@@ -57,7 +57,7 @@ void complete(State& s, Queue& q, CUresult error) {
     case OpKind::callback:
     case OpKind::work: dev.clock_ns += kOperationNs + op.bytes / kBytesPerNs; break;
   }
-  c.time_ns = dev.clock_ns;
+  c.time_ns = event_time_ns(dev.clock_ns);  // host time unless SWCUDA_EVENT_TIME=simulated
   c.done = true;
   c.queue = nullptr;
   q.ops.pop_front();
@@ -91,6 +91,8 @@ void run_head(State& s, Lock& lock, Queue& q) {
         if (is_device_fault(error) && ctx.sticky_error == CUDA_SUCCESS) {
           ctx.sticky_error = error;
         }
+      } else if (op.not_run) {
+        op.not_run(s);
       }
       break;
     case OpKind::record:

@@ -60,6 +60,10 @@ struct Op {
   void* user_data = nullptr;
   /// Device work, run under the state lock; returns an error to report asynchronously.
   std::function<CUresult(State&)> work;
+  /// Called instead of `work` when a work operation does not run: failed by an asynchronous
+  /// fault, skipped in a broken context, or dropped with its context (stream-ordered memory
+  /// undoes what its call did, so nothing is left that no API can free).
+  std::function<void(State&)> not_run;
   unsigned long long bytes = 0;  ///< moved by `work`, for the clock
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "graph/graph_internal.hpp"
 #include "module/module.hpp"
 
 namespace swcu {
@@ -83,8 +84,24 @@ Gate gate(Queue& q) {
   return g;
 }
 
-// Adds `node` to the capture after the stream's dependency set, which it then replaces.
+// A capture into a conditional body records only the node kinds a body may hold
+// (CUDA_CONDITIONAL_NODE_PARAMS: kernel, empty, child graph, memset, memcpy and conditional
+// nodes): another kind is refused and invalidates the capture, as what a capture cannot
+// represent does.
+bool refused_in_body(Gate& g, int type) noexcept {
+  if (check_placement(*g.capture->graph, type) == CUDA_SUCCESS) return false;
+  g.capture->invalidated = true;
+  return true;
+}
+
+// Adds `node` to the capture after the stream's dependency set, which it then replaces. An
+// ':async' fault rule that fired on the call goes with the node: it fails the graph launches
+// that run the node (exec_launch.cpp), as it would have failed the operation the call enqueues.
 Node* record_node(State& s, Gate& g, std::unique_ptr<Node> node) {
+  if (Fault& fault = pending_async_fault(); fault.code != 0) {
+    node->fault = fault;
+    fault = {};
+  }
   Node* const n = add_node(s, *g.capture->graph, g.member->deps, std::move(node));
   g.member->deps.assign(1, n);
   return n;
@@ -123,7 +140,11 @@ CUresult begin(Sym sym, NullStream null, CUstream stream, int mode, CUgraph into
     origin.queue = q.get();
     if (into != nullptr) {
       Graph* const g = find_graph(s, into);
-      if (g == nullptr || g->capturing || g->parent != nullptr || (count > 0 && deps == nullptr)) {
+      // A program's graph or a conditional node's body: "These graphs may be populated using
+      // graph node creation APIs or cuStreamBeginCaptureToGraph" (CUDA_CONDITIONAL_NODE_PARAMS,
+      // phGraph_out). A child graph node's graph is not captured into.
+      if (g == nullptr || g->capturing || (g->parent != nullptr && !g->is_body) ||
+          (count > 0 && deps == nullptr)) {
         return CUDA_ERROR_INVALID_VALUE;
       }
       if (data != nullptr) {
@@ -327,6 +348,7 @@ Captured capture_fill(State& s, Queue& q, bool sync, const FillShape& shape) {
 Captured capture_host_function(State& s, Queue& q, CUhostFn fn, void* data) {
   Gate g = gate(q);
   if (!g.capture) return g.result;
+  if (refused_in_body(g, CU_GRAPH_NODE_TYPE_HOST)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   auto n = new_node(CU_GRAPH_NODE_TYPE_HOST);
   n->as<HostNode>().params = {fn, data};
   record_node(s, g, std::move(n));
@@ -357,6 +379,9 @@ Captured capture_kernel(State& s, Queue& q, CUfunction f, const swcu_launch& lau
 Captured capture_alloc(State& s, Queue& q, std::size_t bytes, int device, CUdeviceptr* out) {
   Gate g = gate(q);
   if (!g.capture) return g.result;
+  if (refused_in_body(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC)) {
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   auto n = new_node(CU_GRAPH_NODE_TYPE_MEM_ALLOC);
   auto memory = new_graph_memory(s, bytes, device);
   if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -373,6 +398,7 @@ Captured capture_alloc(State& s, Queue& q, std::size_t bytes, int device, CUdevi
 Captured capture_free(State& s, Queue& q, CUdeviceptr address) {
   Gate g = gate(q);
   if (!g.capture) return g.result;
+  if (refused_in_body(g, CU_GRAPH_NODE_TYPE_MEM_FREE)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   auto n = new_node(CU_GRAPH_NODE_TYPE_MEM_FREE);
   if (const CUresult r = make_free(*g.capture->graph, address, n->as<FreeNode>())) return r;
   record_node(s, g, std::move(n));
@@ -384,7 +410,8 @@ Captured capture_graph(State& s, Queue& q, const Graph& plan) {
   if (!g.capture) return g.result;
   auto n = new_node(CU_GRAPH_NODE_TYPE_GRAPH);
   std::unique_ptr<Graph> child;
-  if (make_child(s, plan, child) != CUDA_SUCCESS) {
+  if (make_child(s, plan, child) != CUDA_SUCCESS ||
+      (in_body(*g.capture->graph) && !only_body_types(*child))) {
     g.capture->invalidated = true;
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
@@ -407,6 +434,9 @@ Captured capture_record(State& s, Queue& q, Event& e, unsigned flags) {
     return g.result;
   }
   if (flags == CU_EVENT_RECORD_EXTERNAL) {
+    if (refused_in_body(g, CU_GRAPH_NODE_TYPE_EVENT_RECORD)) {
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     auto n = new_node(CU_GRAPH_NODE_TYPE_EVENT_RECORD);
     n->as<EventNode>().event = reinterpret_cast<CUevent>(&e);
     record_node(s, g, std::move(n));
@@ -457,6 +487,9 @@ Captured capture_wait(State& s, Queue& q, const Event& e, unsigned flags) {
     return g.result;
   }
   if (flags == CU_EVENT_WAIT_EXTERNAL) {
+    if (refused_in_body(g, CU_GRAPH_NODE_TYPE_WAIT_EVENT)) {
+      return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     auto n = new_node(CU_GRAPH_NODE_TYPE_WAIT_EVENT);
     n->as<EventNode>().event = reinterpret_cast<CUevent>(const_cast<Event*>(&e));
     record_node(s, g, std::move(n));
@@ -487,29 +520,40 @@ CUresult captured_event_check(State&, const Event& e) {
   return CUDA_ERROR_CAPTURED_EVENT;
 }
 
+// A forked stream whose work has joined back into the origin stream (every node of its
+// dependency set precedes the origin's) leaves the capture when it is destroyed, which goes on:
+// the real driver keeps such a capture active and cuStreamEndCapture succeeds with the forked
+// work in the graph. The driver API reference does not say what destroying a forked stream
+// that has not joined does (cuStreamDestroy, "Stream Capture" in the programming guide); this
+// driver invalidates the capture then, since its unjoined work could never join.
 void capture_stream_destroyed(State& s, Queue& q) noexcept {
   if (!q.capture) return;
   const std::shared_ptr<Capture> c = q.capture;
-  c->invalidated = true;
   if (c->origin == &q) {
+    c->invalidated = true;
     Graph* const g = c->graph;
     finish(*c);
     if (c->owns_graph) destroy_graph(s, *g);
     return;
   }
-  std::erase_if(c->members, [&q](const Capture::Member& m) { return m.queue == &q; });
+  const Capture::Member* const m = member_of(*c, q);
+  bool is_joined = false;
+  try {
+    is_joined = m != nullptr && joined(m->deps, c->members.front().deps);
+  } catch (...) {  // out of memory while walking the graph: as if not joined
+  }
+  if (!is_joined) c->invalidated = true;
+  std::erase_if(c->members, [&q](const Capture::Member& member) { return member.queue == &q; });
   q.capture.reset();
 }
 
 void reclaim_captures(State& s, Context& ctx) noexcept {
   std::vector<std::shared_ptr<Capture>> ending;
   for (const auto& c : active()) {
-    for (const auto& m : c->members) {
-      if (m.queue->ctx == &ctx) {
-        ending.push_back(c);
-        break;
-      }
-    }
+    // A capture into a graph the context owns (a body of one included) ends with it too.
+    bool ends = c->graph != nullptr && top_graph(*c->graph).ctx == &ctx;
+    for (const auto& m : c->members) ends = ends || m.queue->ctx == &ctx;
+    if (ends) ending.push_back(c);
   }
   for (const auto& c : ending) {
     Graph* const g = c->graph;

@@ -80,8 +80,9 @@ using Captured = std::optional<CUresult>;
 /// Querying, synchronizing or timing `e`: CUDA_ERROR_CAPTURED_EVENT when its last record was
 /// captured; else CUDA_SUCCESS.
 [[nodiscard]] CUresult captured_event_check(State& s, const Event& e);
-/// A stream destroyed while it captures: the capture is invalidated (and, for the stream that
-/// began it, ended, its graph destroyed).
+/// A stream destroyed while it captures: for the stream that began it, the capture is
+/// invalidated and ended, its graph destroyed; a stream that joined it leaves it, invalidating it
+/// unless its work has joined back into the first stream.
 void capture_stream_destroyed(State& s, Queue& q) noexcept;
 
 }  // namespace swcu

@@ -35,7 +35,8 @@ struct Exec final : Object {
 
 /// A live executable graph; nullptr otherwise.
 [[nodiscard]] Exec* find_exec(State& s, CUgraphExec handle) noexcept;
-/// Memory the executable copy `g` left allocated goes with it (or with its last launch).
+/// Memory the executable copy `g` left allocated goes with it (or with its last launch), and
+/// its allocation nodes' memory is unmapped (graph_memory.hpp).
 void free_outstanding(Graph& g) noexcept;
 
 }  // namespace swcu

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/config.hpp"
 #include "exec/interpret.hpp"
 #include "exec/launch.hpp"
 #include "graph/capture.hpp"
@@ -139,6 +140,14 @@ bool run_node(Launch& l, Node& n) {
   Queue& q = *l.queue;
   if (q.ctx == nullptr || q.ctx->sticky_error != CUDA_SUCCESS) return false;
   if (!n.enabled) return true;  // a disabled node acts as an empty node
+  if (n.fault.code != 0) {      // captured from a call an ':async' fault rule fired on
+    // As the scheduler fails an operation with an ':async' fault: the stream's asynchronous
+    // error, breaking the context only for ':sticky' (whatever the code).
+    const auto code = static_cast<CUresult>(n.fault.code);
+    if (!q.error || q.error->reported) q.error = std::make_shared<AsyncError>(AsyncError{code});
+    if (n.fault.sticky && q.ctx->sticky_error == CUDA_SUCCESS) q.ctx->sticky_error = code;
+    return false;
+  }
   Device& dev = s.devices[static_cast<std::size_t>(q.device)];
   switch (n.type) {
     case CU_GRAPH_NODE_TYPE_EMPTY:
@@ -146,7 +155,7 @@ bool run_node(Launch& l, Node& n) {
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       for (auto& [node, c] : l.records) {
         if (node == &n && !c->done) {
-          c->time_ns = dev.clock_ns;
+          c->time_ns = event_time_ns(dev.clock_ns);
           c->done = true;
           c->queue = nullptr;
           s.progress.notify_all();
@@ -314,6 +323,7 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     // Not run for a callback: it owns the launch, which goes with the operation.
     op.work = [l](State&) { return CUDA_SUCCESS; };
     e->last = push(s, *q, std::move(op));
+    map_graph_memory(*e->plan, e->last);
     for (const auto& n : e->plan->nodes) {
       GraphMemory* const m = n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? n->memory() : nullptr;
       if (m != nullptr && !m->freed_in_owner) m->outstanding = true;
@@ -335,6 +345,7 @@ CUresult upload(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     op.kind = OpKind::wait;  // ordered behind the stream's work and the previous launches
     if (e->last && !e->last->done) op.deps.push_back(e->last);
     e->last = push(s, *q, std::move(op));
+    map_graph_memory(*e->plan, e->last);  // an upload maps the graph's memory
     kick(s, lock);
     return CUDA_SUCCESS;
   });

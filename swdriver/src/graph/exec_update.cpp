@@ -160,6 +160,7 @@ void apply(const Graph& now, Graph& old, ExecState& exec) {
     Node& o = *old.nodes[i];
     const Node& n = *now.nodes[i];
     take_params(o, n);
+    o.fault = n.fault;  // an ':async' fault of the call it was captured from goes with it
     if (std::find(o.origins.begin(), o.origins.end(), n.id) == o.origins.end()) {
       o.origins.push_back(n.id);
     }
@@ -187,7 +188,7 @@ CUresult update(State& s, CUgraphExec handle, CUgraph graph, UpdateError& error)
   error = {};
   Exec* const e = find_exec(s, handle);
   Graph* const g = find_graph(s, graph);
-  if (e == nullptr || g == nullptr || g->capturing) {
+  if (e == nullptr || g == nullptr || capturing_within(*g)) {
     error.result = CU_GRAPH_EXEC_UPDATE_ERROR;
     return CUDA_ERROR_INVALID_VALUE;
   }

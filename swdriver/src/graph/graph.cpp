@@ -89,6 +89,7 @@ std::unique_ptr<Node> copy_node(State& s, const Node& n, CopyKind kind) {
   c->id = next_graph_id();
   c->origins = kind == CopyKind::duplicate ? n.origins : std::vector<std::uint64_t>{n.id};
   c->enabled = kind == CopyKind::duplicate ? n.enabled : true;
+  c->fault = n.fault;
   std::visit([&](const auto& from) { copy_params(s, from, *c, kind); }, n.params);
   return c;
 }
@@ -249,6 +250,15 @@ bool in_body(const Graph& g) noexcept {
   return false;
 }
 
+bool capturing_within(const Graph& g) noexcept {
+  if (g.capturing) return true;
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const std::unique_ptr<Node>& n) {
+    bool found = false;
+    n->for_each_embedded([&found](const Graph& e) { found = found || capturing_within(e); });
+    return found;
+  });
+}
+
 Graph* create_graph(State& s) {
   auto g = std::make_unique<Graph>();
   g->id = next_graph_id();
@@ -382,11 +392,12 @@ CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
   });
 }
 
-// The graph a stream capture records into cannot be destroyed until the capture ends.
+// The graph a stream capture records into (or into one of its bodies) cannot be destroyed until
+// the capture ends.
 CUresult cuGraphDestroy(CUgraph hGraph) {
   return call(Sym::cuGraphDestroy, [=](State& s) -> CUresult {
     Graph* const g = s.find<Graph>(SWCU_GRAPH, hGraph);
-    if (g == nullptr || g->capturing) return CUDA_ERROR_INVALID_VALUE;
+    if (g == nullptr || swcu::capturing_within(*g)) return CUDA_ERROR_INVALID_VALUE;
     swcu::destroy_graph(s, *g);
     return CUDA_SUCCESS;
   });

@@ -4,7 +4,7 @@
 //   node_params.cpp    checking node parameters and making what a node keeps
 //   graph_api.cpp      structure queries and edges (cuGraphGetNodes, cuGraphAddDependencies...)
 //   node_api.cpp       adding nodes, the per-kind getters and setters
-//   graph_memory.cpp   graph memory (allocation and free nodes)
+//   graph_memory.cpp   graph memory (allocation and free nodes) and the devices' usage of it
 //   conditional.cpp    conditional handles and conditional nodes' parameters
 //   graph_exec.cpp     instantiating and destroying executable graphs (exec_internal.hpp)
 //   exec_launch.cpp    launching and uploading them, running their nodes, set_conditional
@@ -88,6 +88,8 @@ struct Graph final : Object {
 [[nodiscard]] Graph& top_graph(Graph& g) noexcept;
 /// True when `g` is a conditional body or inside one.
 [[nodiscard]] bool in_body(const Graph& g) noexcept;
+/// True when a stream capture records into `g` or a graph embedded in it (a conditional body).
+[[nodiscard]] bool capturing_within(const Graph& g) noexcept;
 
 /// A new program's graph (SWCU_GRAPH), owned by the current context when there is one.
 [[nodiscard]] Graph* create_graph(State& s);

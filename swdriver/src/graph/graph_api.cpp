@@ -258,7 +258,7 @@ CUresult cuGraphDestroyNode(CUgraphNode hNode) {
     if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
     Graph& g = *n->graph;
     Graph& top = swcu::top_graph(g);
-    if (swcu::memory_graph(top) || top.capturing) return CUDA_ERROR_INVALID_VALUE;
+    if (swcu::memory_graph(top) || swcu::capturing_within(top)) return CUDA_ERROR_INVALID_VALUE;
     for (Node* d : n->deps) std::erase(d->dependents, n);
     for (Node* d : n->dependents) std::erase(d->deps, n);
     const auto it = std::find_if(g.nodes.begin(), g.nodes.end(),

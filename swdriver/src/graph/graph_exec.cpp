@@ -27,7 +27,7 @@ CUresult check_instantiable(State& s, Graph& g, unsigned long long flags,
        (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (g.capturing || in_body(g)) return CUDA_ERROR_INVALID_VALUE;
+  if (capturing_within(g) || in_body(g)) return CUDA_ERROR_INVALID_VALUE;
   const bool single = contains(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC) ||
                       contains(g, CU_GRAPH_NODE_TYPE_MEM_FREE) ||
                       contains(g, CU_GRAPH_NODE_TYPE_CONDITIONAL);
@@ -101,6 +101,7 @@ CUresult instantiate(State& s, Lock& lock, CUgraphExec* out, CUgraph graph,
     Op op;
     op.kind = OpKind::wait;
     added->last = push(s, *q, std::move(op));
+    map_graph_memory(*added->plan, added->last);  // uploaded: its memory is mapped
     kick(s, lock);  // may release the lock: nothing is used after this
   }
   return report(CUDA_SUCCESS);
@@ -118,6 +119,7 @@ void free_outstanding(Graph& g) noexcept {
       a->memory->allocation->stage = Allocation::Stage::pending;
     }
   }
+  unmap_graph_memory(g);  // back into the device's graph pool
 }
 
 void Exec::release() noexcept {

@@ -1,11 +1,14 @@
 // Graph memory (graph_memory.hpp): the memory of allocation nodes, mapped when the node is made,
-// found by address; the parameters of allocation and free nodes.
+// found by address; the parameters of allocation and free nodes; the devices' graph memory
+// usage and its exports: cuDeviceGetGraphMemAttribute, cuDeviceSetGraphMemAttribute,
+// cuDeviceGraphMemTrim.
 #include "graph/graph_memory.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -20,10 +23,71 @@ std::map<std::uintptr_t, GraphMemory*>& memory_map() noexcept {
   return *map;
 }
 
+// A device's graph memory usage, in bytes (the CU_GRAPH_MEM_ATTR_* values).
+struct Usage {
+  unsigned long long used = 0, used_high = 0, reserved = 0, reserved_high = 0;
+};
+
+// By device ordinal; never destroyed.
+std::map<int, Usage>& usages() noexcept {
+  static auto* const all = new std::map<int, Usage>;
+  return *all;
+}
+
+Usage& usage(int device) { return usages()[device]; }
+
+void map_one(GraphMemory& m) {
+  if (m.mapped) return;
+  Usage& u = usage(m.allocation->device);
+  u.used += m.allocation->mapping_size;
+  u.reserved = std::max(u.reserved, u.used);  // the pool grows only when it must
+  u.used_high = std::max(u.used_high, u.used);
+  u.reserved_high = std::max(u.reserved_high, u.reserved);
+  m.mapped = true;
+}
+
+void unmap_one(GraphMemory& m) noexcept {
+  if (!m.mapped) return;
+  Usage& u = usages().find(m.allocation->device)->second;  // made when it was mapped
+  u.used -= std::min<unsigned long long>(u.used, m.allocation->mapping_size);
+  m.mapped = false;
+}
+
+// In use: allocated (not freed), or needed by a launch or upload that has not finished.
+bool in_use(const GraphMemory& m) noexcept {
+  return m.outstanding || m.allocation->stage != Allocation::Stage::pending ||
+         (m.scheduled && !m.scheduled->done);
+}
+
+CUresult device_arg(State& s, CUdevice device) noexcept {
+  return s.device(device) == nullptr ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
 }  // namespace
+
+void map_graph_memory(const Graph& plan, const std::shared_ptr<Completion>& by) {
+  for (const auto& n : plan.nodes) {
+    if (n->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC) continue;
+    if (GraphMemory* const m = n->memory()) {
+      map_one(*m);
+      m->scheduled = by;
+    }
+  }
+}
+
+void unmap_graph_memory(const Graph& plan) noexcept {
+  for (const auto& n : plan.nodes) {
+    if (n->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC) continue;
+    if (GraphMemory* const m = n->memory()) {
+      unmap_one(*m);
+      m->scheduled.reset();
+    }
+  }
+}
 
 GraphMemory::~GraphMemory() {
   if (!allocation) return;
+  unmap_one(*this);
   State& s = state();
   memory_map().erase(allocation->base);
   const auto it = s.address_map.find(allocation->base);
@@ -102,3 +166,65 @@ CUresult make_free(const Graph& g, CUdeviceptr address, FreeNode& out) {
 }
 
 }  // namespace swcu
+
+extern "C" {
+
+using swcu::State;
+using swcu::Sym;
+
+CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+  return swcu::call(Sym::cuDeviceGetGraphMemAttribute, [=](State& s) -> CUresult {
+    if (const CUresult r = swcu::device_arg(s, device)) return r;
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const swcu::Usage& u = swcu::usage(device);
+    cuuint64_t v = 0;  // every attribute is a cuuint64_t
+    switch (swcu::raw(attr)) {
+      case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: v = u.used; break;
+      case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: v = u.used_high; break;
+      case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: v = u.reserved; break;
+      case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: v = u.reserved_high; break;
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::memcpy(value, &v, sizeof v);
+    return CUDA_SUCCESS;
+  });
+}
+
+// Only the high watermarks can be set, and only to 0 ("High watermark can only be reset to
+// zero"): they start again from the current value, as a memory pool's do.
+CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+  return swcu::call(Sym::cuDeviceSetGraphMemAttribute, [=](State& s) -> CUresult {
+    if (const CUresult r = swcu::device_arg(s, device)) return r;
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    cuuint64_t v = 0;
+    std::memcpy(&v, value, sizeof v);
+    swcu::Usage& u = swcu::usage(device);
+    const int a = swcu::raw(attr);
+    if (v != 0 ||
+        (a != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && a != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (a == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) {
+      u.used_high = u.used;
+    } else {
+      u.reserved_high = u.reserved;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// "Blocks which are not in use by a graph that is either currently executing or scheduled to
+// execute are freed back to the operating system."
+CUresult cuDeviceGraphMemTrim(CUdevice device) {
+  return swcu::call(Sym::cuDeviceGraphMemTrim, [=](State& s) -> CUresult {
+    if (const CUresult r = swcu::device_arg(s, device)) return r;
+    for (const auto& [base, m] : swcu::memory_map()) {
+      if (m->allocation->device == device && !swcu::in_use(*m)) swcu::unmap_one(*m);
+    }
+    swcu::Usage& u = swcu::usage(device);
+    u.reserved = u.used;
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -173,6 +173,9 @@ struct Node {
   std::vector<Node*> dependents;  ///< the nodes that depend on it, in the order they were added
   NodeParams params;              ///< what the node does, by kind
   bool enabled = true;            ///< executable graphs: cuGraphNodeSetEnabled
+  /// An ':async' fault rule that fired on the call the node was captured from: each run of the
+  /// node fails the launch with it (code 0: none).
+  Fault fault;
 };
 
 }  // namespace swcu

@@ -54,6 +54,7 @@ struct Copy {
   Side dst, src;
   std::size_t width = 0, height = 1;
   std::shared_ptr<std::vector<unsigned char>> staged;  ///< the source, copied at the call
+  int device = -1;  ///< the device whose stream runs it (pool access); -1: a staged peer copy
 
   [[nodiscard]] std::size_t bytes() const { return width * height; }
 };
@@ -102,6 +103,17 @@ bool still_there(State& s, const Side& side, std::size_t span) {
   return !side.checked || find_range(s, side.address, span, Access::execute) != nullptr;
 }
 
+// Whether `device` may touch the memory at `address` (write: read-write, else read). Memory of
+// a device pool is mapped only for the devices cuMemPoolSetAccess lets in: a GPU's copy engine
+// faults on it elsewhere (CUDA_ERROR_ILLEGAL_ADDRESS, sticky), it does not follow peer access.
+bool device_may(State& s, int device, std::uintptr_t address, bool write) {
+  const Allocation* const a = find_allocation(s, address);
+  if (device < 0 || a == nullptr || !a->pool || !a->pool->charges_device()) return true;
+  const int flags = device_access(*a, device);
+  return write ? flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+               : flags != CU_MEM_ACCESS_FLAGS_PROT_NONE;
+}
+
 Op copy_op(const Copy& c) {
   Op op;
   op.bytes = c.bytes();
@@ -109,6 +121,10 @@ Op copy_op(const Copy& c) {
     const std::size_t dst_span = *extent(c.dst.pitch, c.width, c.height);
     const std::size_t src_span = *extent(c.src.pitch, c.width, c.height);
     if (!still_there(s, c.dst, dst_span) || (!c.staged && !still_there(s, c.src, src_span))) {
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+    if ((c.dst.checked && !device_may(s, c.device, c.dst.address, true)) ||
+        (c.src.checked && !c.staged && !device_may(s, c.device, c.src.address, false))) {
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     }
     const auto* src =
@@ -172,6 +188,7 @@ CUresult copy(Sym sym, Mode mode, NullStream null, CUstream stream, Copy c, Chec
     const bool host_to_host = c.dst.space != Space::device && c.src.space != Space::device;
     const bool wait = mode == Mode::sync || host_to_host;
     if (!wait && c.src.space == Space::pageable && c.bytes() != 0 && !runs_at_once(*q)) stage(c);
+    c.device = q->device;
     return submit(s, lock, *q, copy_op(c), wait);
   });
 }
@@ -297,8 +314,10 @@ CUresult memset(Sym sym, Mode mode, NullStream null, CUstream stream, CUdevicept
     Op op;
     op.bytes = row * height;
     if (*span != 0) {
+      const int device = q->device;
       op.work = [=](State& state) -> CUresult {
-        if (find_range(state, dst, *span, Access::execute) == nullptr) {
+        if (find_range(state, dst, *span, Access::execute) == nullptr ||
+            !device_may(state, device, dst, true)) {
           return CUDA_ERROR_ILLEGAL_ADDRESS;
         }
         for (std::size_t r = 0; r < height; ++r) {

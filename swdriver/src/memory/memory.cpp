@@ -12,6 +12,7 @@
 
 #include "core/config.hpp"
 #include "memory/ipc.hpp"
+#include "memory/vmm.hpp"
 
 namespace swcu {
 namespace {
@@ -51,9 +52,11 @@ swcu_handle_kind kind_of(Allocation::Memory memory) noexcept {
 
 // A new allocation of `bytes` (> 0) of owned memory; nullptr when it cannot be mapped.
 // `shareable`: memory other processes can map (cuMemAlloc's, for cuIpcGetMemHandle).
-std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory, std::size_t bytes,
-                                           bool shareable = false) {
-  auto a = std::make_unique<Allocation>(kind_of(memory), memory);
+// `kind`: the handle kind it counts as (SWCU_DEVICE_ALLOCATION for every stream-ordered one).
+std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory,
+                                           swcu_handle_kind kind, std::size_t bytes,
+                                           bool shareable) {
+  auto a = std::make_unique<Allocation>(kind, memory);
   a->mapping = shareable ? map_shareable_memory(bytes, a->mapping_size, a->fd)
                          : map_memory(bytes, a->mapping_size);
   if (a->mapping == nullptr) return nullptr;
@@ -61,6 +64,11 @@ std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory, 
   a->size = bytes;
   a->buffer_id = s.next_buffer_id++;
   return a;
+}
+
+std::unique_ptr<Allocation> new_allocation(State& s, Allocation::Memory memory, std::size_t bytes,
+                                           bool shareable = false) {
+  return new_allocation(s, memory, kind_of(memory), bytes, shareable);
 }
 
 // Makes `a` live: in its registry and the address map.
@@ -104,7 +112,9 @@ CUresult allocate_device(State& s, Context& ctx, std::size_t bytes, CUdeviceptr*
 void release_reserved(State& s, PoolData& pool, unsigned long long keep) noexcept {
   const unsigned long long target = std::max(pool.used, keep);
   if (pool.reserved <= target) return;
-  s.devices[static_cast<std::size_t>(pool.device)].memory_used -= pool.reserved - target;
+  if (pool.charges_device()) {
+    s.devices[static_cast<std::size_t>(pool.device)].memory_used -= pool.reserved - target;
+  }
   pool.reserved = target;
 }
 
@@ -170,6 +180,8 @@ Allocation* find_range(State& s, std::uintptr_t address, std::size_t bytes,
   if (a == nullptr || std::max<std::size_t>(bytes, 1) > a->base + a->size - address) {
     return nullptr;
   }
+  // An address reservation: only where it is mapped and accessible (vmm.hpp).
+  if (a->kind == SWCU_ADDRESS_RESERVATION && !vmm_accessible(*a, address, bytes)) return nullptr;
   switch (access) {
     case Access::now: return a->stage == Allocation::Stage::live ? a : nullptr;
     case Access::enqueue: return a->stage != Allocation::Stage::freeing ? a : nullptr;
@@ -200,6 +212,7 @@ std::shared_ptr<PoolData> default_pool(State& s, int device) {
   if (dev.default_pool == nullptr) {
     auto data = std::make_shared<PoolData>();
     data->device = device;
+    data->location_id = device;
     data->is_default = true;
     data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
     data->access[static_cast<std::size_t>(device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -210,6 +223,49 @@ std::shared_ptr<PoolData> default_pool(State& s, int device) {
     s.default_pools.push_back(std::move(pool));
   }
   return dev.default_pool->data;
+}
+
+std::shared_ptr<PoolData> default_pool_at(State& s, int alloc_type, int location_type,
+                                          int location_id) {
+  if (alloc_type == CU_MEM_ALLOCATION_TYPE_PINNED && location_type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    return default_pool(s, location_id);
+  }
+  for (const auto& object : s.default_pools) {
+    const auto& data = static_cast<const MemoryPool&>(*object).data;
+    if (data->alloc_type == alloc_type && data->location_type == location_type &&
+        data->location_id == location_id) {
+      return data;
+    }
+  }
+  auto data = std::make_shared<PoolData>();
+  data->is_default = true;
+  data->alloc_type = alloc_type;
+  data->location_type = location_type;
+  data->location_id = location_id;
+  const bool on_device = location_type == CU_MEM_LOCATION_TYPE_DEVICE;
+  data->device = on_device ? location_id : 0;
+  data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  if (alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED) {  // managed memory: every processor
+    data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    data->host_access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  } else {  // pinned host memory: the host CPU by default
+    data->host_access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+  auto pool = std::make_unique<MemoryPool>(data);
+  data->handle = pool.get();
+  s.default_pools.push_back(std::move(pool));
+  return data;
+}
+
+int device_access(const Allocation& a, int device) noexcept {
+  if (a.pool) {
+    const auto index = static_cast<std::size_t>(device);
+    return index < a.pool->access.size() ? a.pool->access[index] : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  }
+  if (a.memory == Allocation::Memory::registered && (a.flags & CU_MEMHOSTREGISTER_READ_ONLY) != 0) {
+    return CU_MEM_ACCESS_FLAGS_PROT_READ;
+  }
+  return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 }
 
 std::shared_ptr<PoolData> current_pool(State& s, int device) {
@@ -236,29 +292,37 @@ CUresult allocate_from_pool(State& s, Lock& lock, const std::shared_ptr<PoolData
   if (pool->max_size != 0 && *rounded > pool->max_size - std::min(pool->max_size, pool->used)) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  // The pool reuses what it holds; it reserves more from the device only when it must.
+  // The pool reuses what it holds; it reserves more from the device only when it must (host
+  // and managed memory are not charged to a device).
   Device& dev = s.devices[static_cast<std::size_t>(pool->device)];
   const unsigned long long needed = pool->used + *rounded;
   const unsigned long long growth = needed > pool->reserved ? needed - pool->reserved : 0;
-  if (growth > config().device_memory - dev.memory_used) return CUDA_ERROR_OUT_OF_MEMORY;
+  const unsigned long long charge = pool->charges_device() ? growth : 0;
+  if (charge > config().device_memory - dev.memory_used) return CUDA_ERROR_OUT_OF_MEMORY;
+  const Allocation::Memory memory = pool->alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED
+                                        ? Allocation::Memory::managed
+                                    : pool->host_pinned() ? Allocation::Memory::host
+                                                          : Allocation::Memory::device;
   std::unique_ptr<Allocation> a;
   if (pool->fd >= 0) {  // a shareable pool: in its memfd, where an importer can map it
-    a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, Allocation::Memory::device);
+    a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, memory);
     a->mapping = map_pool_memory(*pool, bytes, a->mapping_size, a->pool_offset);
     if (a->mapping == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
     a->base = reinterpret_cast<std::uintptr_t>(a->mapping);
     a->size = bytes;
     a->buffer_id = s.next_buffer_id++;
   } else {
-    a = new_allocation(s, Allocation::Memory::device, bytes);
+    a = new_allocation(s, memory, SWCU_DEVICE_ALLOCATION, bytes, false);
   }
   if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
   a->stage = Allocation::Stage::pending;
-  a->device = pool->device;
+  // Device memory is its pool's device's; host and managed memory the stream's device's.
+  a->device = pool->charges_device() ? pool->device : q.device;
+  if (memory == Allocation::Memory::managed) a->flags = CU_MEM_ATTACH_GLOBAL;
   a->pool = pool;
   a->charged = *rounded;
   const Allocation* const added = add(s, std::move(a));
-  dev.memory_used += growth;
+  dev.memory_used += charge;
   pool->reserved += growth;
   pool->used = needed;
   pool->reserved_high = std::max(pool->reserved_high, pool->reserved);
@@ -273,6 +337,14 @@ CUresult allocate_from_pool(State& s, Lock& lock, const std::shared_ptr<PoolData
       alloc->stage = Allocation::Stage::live;
     }
     return CUDA_SUCCESS;
+  };
+  // An allocation whose operation never ran (an asynchronous fault, a broken or destroyed
+  // context) never happened: it goes, so no allocation is left that no API could free.
+  op.not_run = [base, id](State& state) {
+    Allocation* const alloc = find_allocation(state, base);
+    if (alloc != nullptr && alloc->buffer_id == id && alloc->stage != Allocation::Stage::live) {
+      free_allocation(state, *alloc, false);  // pending, or already being freed
+    }
   };
   enqueue(s, lock, q, std::move(op));
   return CUDA_SUCCESS;
@@ -413,8 +485,8 @@ CUresult cuMemFreeHost(void* p) {
   return call(Sym::cuMemFreeHost, [=](State& s, swcu::Lock& lock) -> CUresult {
     const auto address = reinterpret_cast<std::uintptr_t>(p);
     Allocation* a = swcu::find_allocation(s, address);
-    if (a == nullptr || a->base != address || a->memory != Allocation::Memory::host) {
-      return CUDA_ERROR_INVALID_VALUE;
+    if (a == nullptr || a->base != address || a->memory != Allocation::Memory::host || a->pool) {
+      return CUDA_ERROR_INVALID_VALUE;  // host pool memory is freed as stream-ordered memory
     }
     if (a->ctx->sticky_error != CUDA_SUCCESS) return a->ctx->sticky_error;
     swcu::drain_context(s, lock, *a->ctx);  // work in flight may still use it
@@ -449,7 +521,7 @@ CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
     Context* ctx = nullptr;
     if (const CUresult r = swcu::current_context(s, ctx)) return r;
     const Allocation* const a = swcu::find_allocation(s, reinterpret_cast<std::uintptr_t>(p));
-    if (pFlags == nullptr || a == nullptr || a->memory != Allocation::Memory::host) {
+    if (pFlags == nullptr || a == nullptr || a->memory != Allocation::Memory::host || a->pool) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     *pFlags = a->flags;

@@ -31,7 +31,16 @@ struct PoolData {
   PoolData(const PoolData&) = delete;
   PoolData& operator=(const PoolData&) = delete;
 
-  int device = 0;
+  int device = 0;  ///< the device a device pool's memory is on (and charged to); 0 otherwise
+  /// CUmemAllocationType: CU_MEM_ALLOCATION_TYPE_PINNED or CU_MEM_ALLOCATION_TYPE_MANAGED.
+  int alloc_type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  /// CUmemLocationType: DEVICE, HOST, HOST_NUMA, or NONE (a managed pool with no preference).
+  int location_type = CU_MEM_LOCATION_TYPE_DEVICE;
+  int location_id = 0;  ///< the device ordinal or host NUMA node; 0 for HOST and NONE
+  int host_access = 0;  ///< CUmemAccess_flags of the host CPU (host pools: read-write)
+  /// A default pool of another location than a device's pinned memory: the pool
+  /// cuMemSetMemPool made current there (nullptr: this one). Devices keep Device::current_pool.
+  const void* current = nullptr;
   const void* handle = nullptr;  ///< the pool's handle, for CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
   bool is_default = false;
   bool destroyed = false;           ///< the handle was destroyed; freed when nothing is used
@@ -51,6 +60,16 @@ struct PoolData {
   std::uint64_t inode = 0;        ///< of `fd`: what exported pointer data names
   std::uint64_t file_size = 0;    ///< of `fd` (the exporter grows it)
   std::uint64_t next_offset = 0;  ///< where the exporter's next allocation goes in `fd`
+
+  /// Pinned device memory: what it reserves is charged to the device's capacity.
+  [[nodiscard]] bool charges_device() const noexcept {
+    return alloc_type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+           location_type == CU_MEM_LOCATION_TYPE_DEVICE;
+  }
+  /// Pinned host memory (HOST or HOST_NUMA).
+  [[nodiscard]] bool host_pinned() const noexcept {
+    return alloc_type == CU_MEM_ALLOCATION_TYPE_PINNED && !charges_device();
+  }
 };
 
 /// A memory pool handle: SWCU_MEMORY_POOL for created pools; default pools are not handles the
@@ -73,6 +92,8 @@ struct PageState {
   std::uint32_t accessed_by = 0;  ///< bit d: device d; bit kHostBit: the host
 };
 inline constexpr unsigned kHostBit = 31;
+
+struct VmmRanges;  // vmm.hpp
 
 /// One allocation or registration.
 struct Allocation final : Object {
@@ -100,7 +121,8 @@ struct Allocation final : Object {
   std::shared_ptr<PoolData> pool;  ///< stream-ordered allocations (and imported pool pointers)
   std::uint64_t pool_offset = 0;   ///< where `mapping` lies in the pool's file (pool->fd >= 0)
   bool sync_memops = false;
-  std::vector<PageState> pages;  ///< managed memory, once advised or prefetched
+  std::vector<PageState> pages;    ///< managed memory, once advised or prefetched
+  std::shared_ptr<VmmRanges> vmm;  ///< the mappings of an address reservation (vmm.hpp)
 };
 
 /// How an address is about to be used, which decides the stream-ordered stages it accepts.
@@ -137,6 +159,15 @@ void release_pool_memory(State& s) noexcept;
 
 /// The pool cuMemAllocAsync uses on `device`.
 [[nodiscard]] std::shared_ptr<PoolData> current_pool(State& s, int device);
+
+/// The default pool of a location (already validated) and allocation type (created on first
+/// use): a device's pinned pool is default_pool(); the others live in State::default_pools too.
+[[nodiscard]] std::shared_ptr<PoolData> default_pool_at(State& s, int alloc_type, int location_type,
+                                                        int location_id);
+
+/// Whether `device` may access `a` (CUmemAccess_flags of pool memory; other memory: read-write,
+/// read-only for a read-only registration). What copies and kernels check when they execute.
+[[nodiscard]] int device_access(const Allocation& a, int device) noexcept;
 
 /// Allocates `bytes` from `pool` for a stream-ordered allocation in `q`, enqueuing the
 /// allocation; CUDA_ERROR_OUT_OF_MEMORY when the pool or device cannot hold it.

@@ -16,18 +16,40 @@ void put(void* data, const T& value) {
   std::memcpy(data, &value, sizeof value);
 }
 
-// Writes one attribute of `a` (nullptr: memory the driver does not know). `strict`: the
-// cuPointerGetAttribute rules (errors for what does not apply); else cuPointerGetAttributes'
-// (defaults instead of errors).
-CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::uintptr_t ptr,
-                           bool strict) {
+// cuMemAlloc and cuMemAllocPitch memory (not a pool's, an IPC mapping or a VMM range).
+bool plain_device_memory(const Allocation& a) {
+  return a.kind == SWCU_DEVICE_ALLOCATION && a.memory == Allocation::Memory::device && !a.pool;
+}
+
+// CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS of `a` from the device of `ctx` (the current context):
+// pool memory as the pool allows it (cuMemPoolSetAccess); device memory of another context as
+// peer access from `ctx` allows it (cuCtxEnablePeerAccess); host, managed and own memory
+// read-write (a read-only registration: read).
+int access_flags(const State& s, const Allocation& a, const Context& ctx) {
+  if (!a.pool && a.memory == Allocation::Memory::device && a.ctx != nullptr && a.ctx != &ctx &&
+      a.device != ctx.device && !s.peer_access.contains({ctx.id, a.ctx->id})) {
+    return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+  }
+  switch (device_access(a, ctx.device)) {
+    case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+    case CU_MEM_ACCESS_FLAGS_PROT_READ: return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ;
+    default: return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+  }
+}
+
+// Writes one attribute of `a` (nullptr: memory the driver does not know); `ctx` is the current
+// context (nullptr: none). `strict`: the cuPointerGetAttribute rules (errors for what does not
+// apply); else cuPointerGetAttributes' (defaults instead of errors).
+CUresult pointer_attribute(const State& s, int attribute, void* data, const Allocation* a,
+                           std::uintptr_t ptr, const Context* ctx, bool strict) {
   if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const bool known = a != nullptr;
   if (!known && strict) return CUDA_ERROR_INVALID_VALUE;
   using M = Allocation::Memory;
   const bool host_memory = known && (a->memory == M::host || a->memory == M::registered);
+  // Host memory has a device address when it is mapped (DEVICEMAP); host pool memory always.
   const bool mapped =
-      known && (a->memory != M::host || (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) &&
+      known && (a->memory != M::host || a->pool || (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) &&
       (a->memory != M::registered || (a->flags & CU_MEMHOSTREGISTER_DEVICEMAP) != 0);
   switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
@@ -61,6 +83,12 @@ CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::
       put(data, host_visible ? reinterpret_cast<void*>(ptr) : nullptr);
       return CUDA_SUCCESS;
     }
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+      // The nv-p2p.h kernel interface (GPUDirect RDMA) does not exist here, and
+      // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED says so; "ptr must be a pointer to memory
+      // obtained from cuMemAlloc()": other memory is an invalid value.
+      if (!strict) return CUDA_ERROR_INVALID_VALUE;  // not in cuPointerGetAttributes' list
+      return plain_device_memory(*a) ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
       put(data, static_cast<unsigned>(known && a->sync_memops ? 1 : 0));
       return CUDA_SUCCESS;
@@ -81,15 +109,36 @@ CUresult pointer_attribute(int attribute, void* data, const Allocation* a, std::
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPED: put(data, known ? 1 : 0); return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-      put(data, known && a->memory == M::device && !a->pool ? 1 : 0);
+      // cuIpcGetMemHandle takes cuMemAlloc and cuMemAllocPitch memory (ipc.cpp).
+      put(data, known && plain_device_memory(*a) ? 1 : 0);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
       put(data, static_cast<unsigned long long>(known && a->pool ? a->pool->handle_types : 0));
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+      put(data, 0);  // no GPUDirect RDMA (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED is 0)
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+      // "the access flags the device associated with the current context has": no current
+      // context is an error alone, no access among several.
+      if (strict && ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+      put(data,
+          static_cast<unsigned>(known && ctx != nullptr ? access_flags(s, *a, *ctx)
+                                                        : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
       put(data, known && a->pool
                     ? reinterpret_cast<CUmemoryPool>(const_cast<void*>(a->pool->handle))
                     : CUmemoryPool{});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:  // every allocation is one mapping of its own
+      put(data, known ? a->size : std::size_t{0});
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+      put(data, known ? reinterpret_cast<void*>(a->base) : nullptr);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:  // the physical allocation: the allocation itself
+      put(data, known ? a->buffer_id : 0ULL);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(data, 0); return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;
@@ -110,12 +159,13 @@ using swcu::Sym;
 CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   const int attr = swcu::raw(attribute);
   return call(Sym::cuPointerGetAttribute, [=](State& s) -> CUresult {
-    if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER) {  // "in the current context"
-      Context* ctx = nullptr;
+    Context* ctx = nullptr;
+    if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER ||
+        attr == CU_POINTER_ATTRIBUTE_ACCESS_FLAGS) {  // "in the current context"
       if (const CUresult r = swcu::current_context(s, ctx)) return r;
     }
     const Allocation* const a = swcu::find_allocation(s, ptr);
-    return swcu::pointer_attribute(attr, data, a, ptr, true);
+    return swcu::pointer_attribute(s, attr, data, a, ptr, ctx, true);
   });
 }
 
@@ -125,10 +175,12 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute*
     if (numAttributes == 0 || attributes == nullptr || data == nullptr) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    Context* ctx = nullptr;  // ACCESS_FLAGS: none without a current context
+    if (swcu::current_context(s, ctx) != CUDA_SUCCESS) ctx = nullptr;
     const Allocation* const a = swcu::find_allocation(s, ptr);
     for (unsigned i = 0; i < numAttributes; ++i) {
       if (const CUresult r =
-              swcu::pointer_attribute(swcu::raw(attributes[i]), data[i], a, ptr, false)) {
+              swcu::pointer_attribute(s, swcu::raw(attributes[i]), data[i], a, ptr, ctx, false)) {
         return r;
       }
     }

@@ -19,20 +19,55 @@ constexpr unsigned int kKnownHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIP
                                            CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT |
                                            CU_MEM_HANDLE_TYPE_FABRIC;
 
-CUresult check_props(State& s, const CUmemPoolProps& props) {
-  if (raw(props.allocType) != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-  switch (raw(props.location.type)) {
+// Where a pool's memory is: its allocation type and location.
+struct Where {
+  int alloc_type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  int location_type = CU_MEM_LOCATION_TYPE_DEVICE;
+  int location_id = 0;
+};
+
+// A location of pool memory, as cuMemGetDefaultMemPool, cuMemGetMemPool and cuMemSetMemPool
+// document it: DEVICE, HOST or HOST_NUMA for pinned and managed memory, NONE ("no preferred
+// location") for managed memory; every other case is CUDA_ERROR_INVALID_VALUE. An unknown
+// device is `bad_device`; the host's only NUMA node is 0 (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).
+CUresult check_location(State& s, const CUmemLocation* location, int type, CUresult bad_device,
+                        Where& out) {
+  if (location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const int location_type = raw(location->type);
+  out = Where{type, location_type, 0};
+  switch (location_type) {
     case CU_MEM_LOCATION_TYPE_DEVICE:
-      if (s.device(props.location.id) == nullptr) return CUDA_ERROR_INVALID_VALUE;
-      break;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return CUDA_ERROR_NOT_SUPPORTED;  // device pools only
-    default: return CUDA_ERROR_INVALID_VALUE;
+      if (s.device(location->id) == nullptr) return bad_device;
+      out.location_id = location->id;
+      return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST: return CUDA_SUCCESS;  // the id is ignored
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return location->id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEM_LOCATION_TYPE_NONE:
+      return type == CU_MEM_ALLOCATION_TYPE_MANAGED ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_ERROR_INVALID_VALUE;  // HOST_NUMA_CURRENT included
+  }
+}
+
+// cuMemPoolCreate's properties. Pinned device, host and host NUMA pools and managed pools
+// (CUDA 13); a HOST pool is "not IPC capable and handleTypes must be 0", and so is a managed
+// pool here; HOST_NUMA_CURRENT is CUDA_ERROR_INVALID_VALUE, as documented.
+CUresult check_props(State& s, const CUmemPoolProps& props, Where& where) {
+  if (const CUresult r = check_location(s, &props.location, raw(props.allocType),
+                                        CUDA_ERROR_INVALID_VALUE, where)) {
+    return r;
   }
   const auto handles = static_cast<unsigned int>(raw(props.handleTypes));
   if ((handles & ~kKnownHandleTypes) != 0) return CUDA_ERROR_INVALID_VALUE;
   if ((handles & (CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT)) != 0) {
     return CUDA_ERROR_INVALID_VALUE;  // not on Linux
+  }
+  const bool host = where.location_type == CU_MEM_LOCATION_TYPE_HOST;
+  if (handles != 0 && (host || where.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED)) {
+    return CUDA_ERROR_INVALID_VALUE;
   }
   if ((handles & CU_MEM_HANDLE_TYPE_FABRIC) != 0) return CUDA_ERROR_NOT_SUPPORTED;
   if (props.win32SecurityAttributes != nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -105,18 +140,30 @@ CUresult set_attribute(PoolData& pool, int attribute, const void* value) {
   }
 }
 
+// Devices get access as cuMemPoolSetAccess asks, all checked before any is applied: a device
+// pool's own device keeps read-write, a peer needs a link (SWCUDA_P2P), else
+// CUDA_ERROR_INVALID_DEVICE; host and managed memory is reachable from every device. The host
+// CPU's access (HOST, HOST_NUMA locations) is fixed: read-write for host and managed pools.
 CUresult set_access(State& s, PoolData& pool, const CUmemAccessDesc* map, std::size_t count) {
   if (count != 0 && map == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  for (std::size_t i = 0; i < count; ++i) {  // all checked before any is applied
+  for (std::size_t i = 0; i < count; ++i) {
     const CUmemAccessDesc& d = map[i];
     const int flags = raw(d.flags);
-    if (raw(d.location.type) != CU_MEM_LOCATION_TYPE_DEVICE || s.device(d.location.id) == nullptr) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
     if (flags != CU_MEM_ACCESS_FLAGS_PROT_NONE && flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
         flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    const int type = raw(d.location.type);
+    if (type == CU_MEM_LOCATION_TYPE_HOST || type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
+      if (pool.host_access == CU_MEM_ACCESS_FLAGS_PROT_NONE || flags != pool.host_access) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      continue;
+    }
+    if (type != CU_MEM_LOCATION_TYPE_DEVICE || s.device(d.location.id) == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!pool.charges_device()) continue;
     if (d.location.id == pool.device) {
       if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return CUDA_ERROR_INVALID_VALUE;
     } else if (flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
@@ -125,53 +172,68 @@ CUresult set_access(State& s, PoolData& pool, const CUmemAccessDesc* map, std::s
     }
   }
   for (std::size_t i = 0; i < count; ++i) {
-    pool.access[static_cast<std::size_t>(map[i].location.id)] = raw(map[i].flags);
+    if (raw(map[i].location.type) == CU_MEM_LOCATION_TYPE_DEVICE) {
+      pool.access[static_cast<std::size_t>(map[i].location.id)] = raw(map[i].flags);
+    }
   }
   return CUDA_SUCCESS;
 }
 
-// Pools of one device location with pinned allocations (the only kind simulated).
-CUresult device_location(State& s, const CUmemLocation* location, int type, int& device) {
-  if (location == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  switch (raw(location->type)) {
-    case CU_MEM_LOCATION_TYPE_DEVICE: break;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return CUDA_ERROR_NOT_SUPPORTED;
-    case CU_MEM_LOCATION_TYPE_NONE:
-      return type == CU_MEM_ALLOCATION_TYPE_MANAGED ? CUDA_ERROR_NOT_SUPPORTED
-                                                    : CUDA_ERROR_INVALID_VALUE;
-    default: return CUDA_ERROR_INVALID_VALUE;
+CUmemoryPool handle_of(const PoolData& pool) {
+  return reinterpret_cast<CUmemoryPool>(const_cast<void*>(pool.handle));
+}
+
+bool is_device_pinned(const Where& w) {
+  return w.alloc_type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+         w.location_type == CU_MEM_LOCATION_TYPE_DEVICE;
+}
+
+// The pool a location allocates from now.
+std::shared_ptr<PoolData> current_at(State& s, const Where& w) {
+  if (is_device_pinned(w)) return current_pool(s, w.location_id);
+  auto fallback = default_pool_at(s, w.alloc_type, w.location_type, w.location_id);
+  if (fallback->current != nullptr) {
+    if (const auto* p = s.find<MemoryPool>(SWCU_MEMORY_POOL, fallback->current)) return p->data;
   }
-  if (type == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
-  if (type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-  if (s.device(location->id) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-  device = location->id;
-  return CUDA_SUCCESS;
+  return fallback;
 }
 
 CUresult get_default_pool(State& s, CUmemoryPool* out, int device) {
   if (s.device(device) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *out = reinterpret_cast<CUmemoryPool>(const_cast<void*>(default_pool(s, device)->handle));
+  *out = handle_of(*default_pool(s, device));
   return CUDA_SUCCESS;
 }
 
 CUresult get_current_pool(State& s, CUmemoryPool* out, int device) {
   if (s.device(device) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *out = reinterpret_cast<CUmemoryPool>(const_cast<void*>(current_pool(s, device)->handle));
+  *out = handle_of(*current_pool(s, device));
+  return CUDA_SUCCESS;
+}
+
+// Makes `handle` the current pool of `w`: "the location and allocation type specified must
+// match those of the pool otherwise CUDA_ERROR_INVALID_VALUE"; an imported pool cannot allocate.
+CUresult set_current_at(State& s, const Where& w, CUmemoryPool handle) {
+  const auto pool = find_pool(s, handle);
+  if (!pool || pool->imported || pool->alloc_type != w.alloc_type ||
+      pool->location_type != w.location_type || pool->location_id != w.location_id) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (is_device_pinned(w)) {
+    s.devices[static_cast<std::size_t>(w.location_id)].current_pool =
+        pool->is_default ? nullptr : s.find<MemoryPool>(SWCU_MEMORY_POOL, handle);
+  } else {
+    default_pool_at(s, w.alloc_type, w.location_type, w.location_id)->current =
+        pool->is_default ? nullptr : pool->handle;
+  }
   return CUDA_SUCCESS;
 }
 
 CUresult set_current_pool(State& s, int device, CUmemoryPool handle) {
-  Device* const dev = s.device(device);
-  if (dev == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-  const auto pool = find_pool(s, handle);
-  if (!pool || pool->device != device || pool->imported) {
-    return CUDA_ERROR_INVALID_VALUE;  // must be local, and able to allocate
-  }
-  dev->current_pool = pool->is_default ? nullptr : s.find<MemoryPool>(SWCU_MEMORY_POOL, handle);
-  return CUDA_SUCCESS;
+  if (s.device(device) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+  return set_current_at(
+      s, Where{CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, device}, handle);
 }
 
 CUresult alloc_async(Sym sym, NullStream null, CUdeviceptr* dptr, std::size_t bytes,
@@ -184,6 +246,8 @@ CUresult alloc_async(Sym sym, NullStream null, CUdeviceptr* dptr, std::size_t by
     if (from_pool) {
       pool = pool_of(s, pool_handle);
       if (!pool || pool->imported) return CUDA_ERROR_INVALID_VALUE;  // imported: no allocations
+      // Graph allocation nodes hold device memory only.
+      if (!pool->charges_device() && q->capture) return CUDA_ERROR_NOT_SUPPORTED;
     } else {
       pool = current_pool(s, q->device);
     }
@@ -210,6 +274,15 @@ CUresult free_async(Sym sym, NullStream null, CUdeviceptr dptr, CUstream stream)
       if (alloc != nullptr && alloc->buffer_id == id) free_now(state, *alloc);
       return CUDA_SUCCESS;
     };
+    // A free that never ran did not happen: the allocation is live again, and cuMemFree (which
+    // needs no context) or another cuMemFreeAsync can free it.
+    op.not_run = [dptr, id](State& state) {
+      Allocation* const alloc = find_allocation(state, dptr);
+      if (alloc != nullptr && alloc->buffer_id == id &&
+          alloc->stage == Allocation::Stage::freeing) {
+        alloc->stage = Allocation::Stage::live;
+      }
+    };
     enqueue(s, lock, *q, std::move(op));
     return CUDA_SUCCESS;
   });
@@ -228,13 +301,25 @@ using swcu::Sym;
 CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
   return call(Sym::cuMemPoolCreate, [=](State& s) -> CUresult {
     if (pool == nullptr || poolProps == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (const CUresult r = swcu::check_props(s, *poolProps)) return r;
+    swcu::Where where;
+    if (const CUresult r = swcu::check_props(s, *poolProps, where)) return r;
     auto data = std::make_shared<swcu::PoolData>();
-    data->device = poolProps->location.id;
+    data->alloc_type = where.alloc_type;
+    data->location_type = where.location_type;
+    data->location_id = where.location_id;
+    data->device = where.location_type == CU_MEM_LOCATION_TYPE_DEVICE ? where.location_id : 0;
     data->max_size = poolProps->maxSize;
     data->handle_types = static_cast<unsigned int>(swcu::raw(poolProps->handleTypes));
-    data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    data->access[static_cast<std::size_t>(data->device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    // "By default, the pool's memory will be accessible from the device it is allocated on",
+    // host pools' "from the host CPU"; managed memory from every processor.
+    const bool managed = where.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED;
+    data->access.assign(s.devices.size(), managed ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                                                  : CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    if (data->charges_device()) {
+      data->access[static_cast<std::size_t>(data->device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    } else {
+      data->host_access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
     if ((data->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0 &&
         !swcu::create_pool_file(*data)) {
       return CUDA_ERROR_OUT_OF_MEMORY;  // no descriptor or memory left for its shared file
@@ -252,8 +337,15 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   return call(Sym::cuMemPoolDestroy, [=](State& s) -> CUresult {
     swcu::MemoryPool* const p = s.find<swcu::MemoryPool>(SWCU_MEMORY_POOL, pool);
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;  // default pools included
-    swcu::Device& dev = s.devices[static_cast<std::size_t>(p->data->device)];
-    if (dev.current_pool == p) dev.current_pool = nullptr;  // back to the default pool
+    const swcu::PoolData& data = *p->data;
+    if (data.charges_device()) {
+      swcu::Device& dev = s.devices[static_cast<std::size_t>(data.device)];
+      if (dev.current_pool == p) dev.current_pool = nullptr;  // back to the default pool
+    } else if (const auto fallback =
+                   swcu::default_pool_at(s, data.alloc_type, data.location_type, data.location_id);
+               fallback->current == p) {
+      fallback->current = nullptr;
+    }
     p->data->destroyed = true;
     swcu::trim_pool(s, *p->data, 0);
     s.destroy(SWCU_MEMORY_POOL, pool);
@@ -308,7 +400,7 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool,
         return CUDA_SUCCESS;
       case CU_MEM_LOCATION_TYPE_HOST:
       case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-        *flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;  // device pools are not host memory
+        *flags = static_cast<CUmemAccess_flags>(p->host_access);  // none for device pools
         return CUDA_SUCCESS;
       default: return CUDA_ERROR_INVALID_VALUE;
     }
@@ -334,27 +426,41 @@ CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location,
                                 CUmemAllocationType type) {
   const int allocation_type = swcu::raw(type);
   return call(Sym::cuMemGetDefaultMemPool, [=](State& s) -> CUresult {
-    int device = 0;
-    if (const CUresult r = swcu::device_location(s, location, allocation_type, device)) return r;
-    return swcu::get_default_pool(s, pool_out, device);
+    swcu::Where where;
+    if (const CUresult r =
+            swcu::check_location(s, location, allocation_type, CUDA_ERROR_INVALID_DEVICE, where)) {
+      return r;
+    }
+    if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pool_out = swcu::handle_of(
+        *swcu::default_pool_at(s, where.alloc_type, where.location_type, where.location_id));
+    return CUDA_SUCCESS;
   });
 }
 
 CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) {
   const int allocation_type = swcu::raw(type);
   return call(Sym::cuMemGetMemPool, [=](State& s) -> CUresult {
-    int device = 0;
-    if (const CUresult r = swcu::device_location(s, location, allocation_type, device)) return r;
-    return swcu::get_current_pool(s, pool, device);
+    swcu::Where where;
+    if (const CUresult r =
+            swcu::check_location(s, location, allocation_type, CUDA_ERROR_INVALID_DEVICE, where)) {
+      return r;
+    }
+    if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pool = swcu::handle_of(*swcu::current_at(s, where));
+    return CUDA_SUCCESS;
   });
 }
 
 CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) {
   const int allocation_type = swcu::raw(type);
   return call(Sym::cuMemSetMemPool, [=](State& s) -> CUresult {
-    int device = 0;
-    if (const CUresult r = swcu::device_location(s, location, allocation_type, device)) return r;
-    return swcu::set_current_pool(s, device, pool);
+    swcu::Where where;
+    if (const CUresult r =
+            swcu::check_location(s, location, allocation_type, CUDA_ERROR_INVALID_DEVICE, where)) {
+      return r;
+    }
+    return swcu::set_current_at(s, where, pool);
   });
 }
 

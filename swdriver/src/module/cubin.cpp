@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "module/image.hpp"
 
@@ -61,15 +63,36 @@ class Elf {
       return bad(why, "the cubin's section table is invalid");
     }
     for (std::size_t i = 0; i < header_.e_shnum; ++i) {
-      const auto s = read<Elf64_Shdr>(data_ + header_.e_shoff + i * sizeof(Elf64_Shdr));
-      if (s.sh_type != SHT_NOBITS && s.sh_type != SHT_NULL && !within(s.sh_offset, s.sh_size)) {
+      auto s = read<Elf64_Shdr>(data_ + header_.e_shoff + i * sizeof(Elf64_Shdr));
+      if (s.sh_type == SHT_NULL) {
+        // An inactive header: its other members are undefined (ELF gABI), so it has no bytes.
+        s.sh_offset = 0;
+        s.sh_size = 0;
+      } else if (s.sh_type != SHT_NOBITS && !within(s.sh_offset, s.sh_size)) {
         return bad(why, "section " + std::to_string(i) + " lies outside the cubin");
       }
       sections_.push_back(s);
     }
+    // Tables that other sections name must be sections with bytes in the file.
+    const auto has_bytes = [this](std::size_t i) {
+      return i < sections_.size() && sections_[i].sh_type != SHT_NULL &&
+             sections_[i].sh_type != SHT_NOBITS;
+    };
+    if (!has_bytes(header_.e_shstrndx)) {
+      return bad(why, "the cubin's section-name table (e_shstrndx " +
+                          std::to_string(header_.e_shstrndx) + ") is not a section with contents");
+    }
+    for (std::size_t i = 0; i < sections_.size(); ++i) {
+      const std::size_t link = sections_[i].sh_link;
+      if (link != 0 && !has_bytes(link)) {  // 0: no link
+        return bad(why, "section " + std::to_string(i) + " links to section " +
+                            std::to_string(link) + ", which is not a section with contents");
+      }
+    }
     const Elf64_Shdr& names = sections_[header_.e_shstrndx];
-    for (const Elf64_Shdr& s : sections_) {
-      section_names_.push_back(string_at(names, s.sh_name));
+    for (std::size_t i = 0; i < sections_.size(); ++i) {
+      section_names_.push_back(string_at(names, sections_[i].sh_name));
+      section_index_.emplace(section_names_.back(), i);  // the first of a name wins
     }
     return true;
   }
@@ -81,10 +104,11 @@ class Elf {
   [[nodiscard]] const unsigned char* bytes(const Elf64_Shdr& s) const noexcept {
     return data_ + s.sh_offset;
   }
-  // The index of the section named `name`, or count().
+  // The index of the first section named `name`, or count() (a hash lookup: a cubin with many
+  // kernels looks up a few sections per kernel).
   [[nodiscard]] std::size_t find(std::string_view name) const noexcept {
-    const auto it = std::find(section_names_.begin(), section_names_.end(), name);
-    return static_cast<std::size_t>(it - section_names_.begin());
+    const auto it = section_index_.find(name);
+    return it == section_index_.end() ? count() : it->second;
   }
   // A NUL-terminated string inside a string table section ("" when out of range).
   [[nodiscard]] std::string_view string_at(const Elf64_Shdr& table, std::size_t offset) const {
@@ -109,6 +133,7 @@ class Elf {
   Elf64_Ehdr header_{};
   std::vector<Elf64_Shdr> sections_;
   std::vector<std::string_view> section_names_;
+  std::unordered_map<std::string_view, std::size_t> section_index_;
 };
 
 // Calls f(attribute, value bytes, value size) for each record of a .nv.info section. 16-bit
@@ -224,7 +249,8 @@ LoadLog parse_cubin(const unsigned char* data, std::size_t size, Image& out) {
   }
   if (symtab == elf.count()) return log;  // no symbols: no kernels, no globals
   const Elf64_Shdr& symbols = elf.section(symtab);
-  if (symbols.sh_link >= elf.count() || symbols.sh_entsize != sizeof(Elf64_Sym)) {
+  if (symbols.sh_link >= elf.count() || elf.section(symbols.sh_link).sh_type != SHT_STRTAB ||
+      symbols.sh_entsize != sizeof(Elf64_Sym)) {
     log.error = ImageError::not_an_image;
     log.error_log = "the cubin's symbol table is invalid";
     return log;
@@ -240,6 +266,8 @@ LoadLog parse_cubin(const unsigned char* data, std::size_t size, Image& out) {
   }
   std::map<std::size_t, std::size_t> kernel_of_symbol;  // symbol index -> kernels index
   const bool reserved_shared = elf.find(".nv.shared.reserved.0") != elf.count();
+  std::unordered_set<std::string_view> kernel_names;  // linear time for many symbols
+  std::unordered_set<std::string_view> global_names;
   for (std::size_t i = 0; i < n; ++i) {
     const Elf64_Sym& sym = syms[i];
     const std::string_view name = elf.string_at(strings, sym.st_name);
@@ -253,7 +281,7 @@ LoadLog parse_cubin(const unsigned char* data, std::size_t size, Image& out) {
           !section.ends_with(name)) {
         continue;
       }
-      if (out.kernel(name) != nullptr) continue;
+      if (!kernel_names.insert(name).second) continue;
       KernelDesc k;
       k.name = std::string(name);
       k.layout_known = false;
@@ -269,7 +297,7 @@ LoadLog parse_cubin(const unsigned char* data, std::size_t size, Image& out) {
       out.kernels.push_back(std::move(k));
     } else if (type == STT_OBJECT) {
       bool constant = false;
-      if (!is_global_section(section, constant) || out.global(name) != nullptr) continue;
+      if (!is_global_section(section, constant) || !global_names.insert(name).second) continue;
       const Elf64_Shdr& s = elf.section(sym.st_shndx);
       GlobalDesc g;
       g.name = std::string(name);

@@ -83,6 +83,7 @@ enum class ImageError {
   invalid_ptx,              ///< CUDA_ERROR_INVALID_PTX
   unsupported_ptx_version,  ///< CUDA_ERROR_UNSUPPORTED_PTX_VERSION
   no_binary_for_gpu,        ///< CUDA_ERROR_NO_BINARY_FOR_GPU
+  not_supported,            ///< CUDA_ERROR_NOT_SUPPORTED (LTO-IR the driver cannot link)
 };
 
 /// How an image is loaded (JIT options that change what the driver reports).

@@ -1,8 +1,8 @@
 // Libraries and their kernels: cuLibrary*, cuKernel* (module.hpp).
 #include <algorithm>
 
-#include "module/module.hpp"
 #include "exec/sched.hpp"
+#include "module/module.hpp"
 
 namespace swcu {
 namespace {
@@ -11,7 +11,7 @@ CUresult load_library(Sym sym, CUlibrary* out, const void* code, std::size_t siz
                       CUjit_option* jit_options, void** jit_values, unsigned int jit_count,
                       const CUlibraryOption* library_options, void* const* library_values,
                       unsigned int library_count) {
-  return call(sym, [=](State& s) -> CUresult {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
     if (out == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (library_count > 0 && (library_options == nullptr || library_values == nullptr)) {
       return CUDA_ERROR_INVALID_VALUE;
@@ -24,7 +24,7 @@ CUresult load_library(Sym sym, CUlibrary* out, const void* code, std::size_t siz
     if (const CUresult r = read_jit_options(jit_count, jit_options, jit_values, request)) return r;
     std::shared_ptr<const Image> image;
     LoadLog log;
-    const CUresult r = parse_image(code, size, request, image, log);
+    const CUresult r = parse_image(code, size, request, image, log, &lock);
     if (jit_count > 0) write_jit_logs(request, jit_values, log);
     if (r != CUDA_SUCCESS) return r;
     auto lib = std::make_unique<Library>();
@@ -98,8 +98,8 @@ CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_o
       return CUDA_ERROR_FILE_NOT_FOUND;
     });
   }
-  bytes.push_back(0);  // PTX from a file need not end in a NUL
-  return swcu::load_library(Sym::cuLibraryLoadFromFile, library, bytes.data(), bytes.size(),
+  bytes.push_back(0);  // PTX from a file need not end in a NUL (not counted: the file's size)
+  return swcu::load_library(Sym::cuLibraryLoadFromFile, library, bytes.data(), bytes.size() - 1,
                             jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
                             libraryOptionValues, numLibraryOptions);
 }

@@ -9,10 +9,11 @@
 #include <new>
 
 #include "core/config.hpp"
+#include "exec/sched.hpp"
 #include "memory/memory.hpp"
+#include "module/nvjitlink.hpp"
 #include "ptx/exec.hpp"
 #include "ptx/program.hpp"
-#include "exec/sched.hpp"
 
 namespace swcu {
 namespace {
@@ -44,6 +45,7 @@ CUresult to_result(ImageError e) noexcept {
     case ImageError::invalid_ptx: return CUDA_ERROR_INVALID_PTX;
     case ImageError::unsupported_ptx_version: return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     case ImageError::no_binary_for_gpu: return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    case ImageError::not_supported: return CUDA_ERROR_NOT_SUPPORTED;
   }
   return CUDA_ERROR_INVALID_IMAGE;
 }
@@ -64,7 +66,7 @@ void write_log(char* buffer, std::size_t size, int size_index, void** values,
 // Loads an image into the current context as a program module (every cuModuleLoad*).
 CUresult load_module(Sym sym, CUmodule* out, const void* data, std::size_t size, unsigned int count,
                      CUjit_option* options, void** values) {
-  return call(sym, [=](State& s) -> CUresult {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
     Context* ctx = nullptr;
     if (const CUresult r = current_context(s, ctx)) return r;
     if (out == nullptr || data == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -72,9 +74,11 @@ CUresult load_module(Sym sym, CUmodule* out, const void* data, std::size_t size,
     if (const CUresult r = read_jit_options(count, options, values, request)) return r;
     std::shared_ptr<const Image> image;
     LoadLog log;
-    const CUresult r = parse_image(data, size, request, image, log);
+    const CUresult r = parse_image(data, size, request, image, log, &lock);
     if (count > 0) write_jit_logs(request, values, log);
     if (r != CUDA_SUCCESS) return r;
+    // LTO-IR released the lock: the context may have gone meanwhile.
+    if (const CUresult again = current_context(s, ctx)) return again;
     Module* const m = s.registry(SWCU_MODULE).add(instantiate(s, *ctx, std::move(image), nullptr));
     try {
       map_module(s, *m);
@@ -417,11 +421,68 @@ void write_jit_logs(const JitRequest& request, void** values, const LoadLog& log
   }
 }
 
+namespace {
+
+// NVVM IR as NVRTC's nvrtcGetLTOIR (-dlto) and nvcc's -dlto give it: "\xed\x43\x4e\x7f".
+constexpr unsigned char kLtoIrMagic[4] = {0xed, 0x43, 0x4e, 0x7f};
+
+// (The magic has no zero byte, so text shorter than it is not read past its NUL.)
+bool is_ltoir(const void* data, std::size_t size) noexcept {
+  const std::size_t n = std::min(size, sizeof kLtoIrMagic);
+  return strnlen(static_cast<const char*>(data), n) == sizeof kLtoIrMagic &&
+         std::memcmp(data, kLtoIrMagic, sizeof kLtoIrMagic) == 0;
+}
+
+// LTO-IR becomes PTX through nvJitLink (as the real driver JIT-links it); false with the log.
+bool ltoir_to_ptx(const void* data, std::size_t size, std::string& ptx, LoadLog& log, Lock* lock) {
+  if (size == SIZE_MAX || lock == nullptr) {
+    // Its header holds no length, and nvJitLink needs the exact one.
+    log.error = ImageError::not_supported;
+    log.error_log =
+        "LTO-IR in memory has no length the driver can read: load it from a file "
+        "(cuModuleLoad, cuLibraryLoadFromFile) or link it with cuLinkAddData(CU_JIT_INPUT_NVVM)";
+    return false;
+  }
+  std::string why;
+  const NvJitLink* const lib = nvjitlink(why);
+  if (lib == nullptr) {
+    log.error = ImageError::not_supported;
+    log.error_log = why;
+    return false;
+  }
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  const std::vector<LtoInput> inputs{{"LTO-IR", std::vector<unsigned char>(bytes, bytes + size)}};
+  // nvJitLink calls the driver (cuInit...): run it without the state lock.
+  lock->unlock();
+  bool ok = false;
+  try {
+    ok = lto_to_ptx(lib, inputs, ptx, why);
+  } catch (...) {
+    lock->lock();
+    throw;
+  }
+  lock->lock();
+  if (!ok) {
+    log.error = ImageError::not_an_image;
+    log.error_log = why;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 CUresult parse_image(const void* data, std::size_t size, const JitRequest& request,
-                     std::shared_ptr<const Image>& out, LoadLog& log) {
+                     std::shared_ptr<const Image>& out, LoadLog& log, Lock* lock) {
   LoadOptions options = request.load;
   options.max_ptx_isa = max_ptx_isa(config().driver_version);
   auto image = std::make_shared<Image>();
+  std::string ptx;  // LTO-IR's PTX
+  if (is_ltoir(data, size)) {
+    if (!ltoir_to_ptx(data, size, ptx, log, lock)) return to_result(log.error);
+    data = ptx.c_str();
+    size = ptx.size();
+  }
   log = load_image(data, size, options, *image);
   if (log.error != ImageError::none) return to_result(log.error);
   out = std::move(image);
@@ -449,7 +510,7 @@ CUresult cuModuleLoad(CUmodule* module, const char* fname) {
   // The file is read before the state lock is taken; a missing file fails after the checks.
   std::vector<unsigned char> bytes;
   const bool read = fname != nullptr && swcu::read_file(fname, bytes);
-  if (read) bytes.push_back(0);  // PTX from a file need not end in a NUL
+  if (read) bytes.push_back(0);  // PTX from a file need not end in a NUL (not counted below)
   if (!read) {
     return call(Sym::cuModuleLoad, [=](State& s) -> CUresult {
       swcu::Context* ctx = nullptr;
@@ -458,7 +519,7 @@ CUresult cuModuleLoad(CUmodule* module, const char* fname) {
       return CUDA_ERROR_FILE_NOT_FOUND;
     });
   }
-  return swcu::load_module(Sym::cuModuleLoad, module, bytes.data(), bytes.size(), 0, nullptr,
+  return swcu::load_module(Sym::cuModuleLoad, module, bytes.data(), bytes.size() - 1, 0, nullptr,
                            nullptr);
 }
 

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "core/api.hpp"
-#include "module/image.hpp"
-#include "memory/memory.hpp"
 #include "core/state.hpp"
+#include "memory/memory.hpp"
+#include "module/image.hpp"
 
 namespace swcu {
 
@@ -171,9 +171,12 @@ struct JitRequest {
 /// Writes the logs (and the sizes and wall time they ask for) back to the option values.
 void write_jit_logs(const JitRequest& request, void** values, const LoadLog& log) noexcept;
 
-/// Loads an image (size SIZE_MAX: in memory, unknown) with the request's options.
+/// Loads an image (size SIZE_MAX: in memory, unknown) with the request's options. LTO-IR goes
+/// through nvJitLink with `lock` (the state lock) released, since nvJitLink calls the driver:
+/// the caller must look its objects up again afterwards. Without `lock`, LTO-IR is refused.
 [[nodiscard]] CUresult parse_image(const void* data, std::size_t size, const JitRequest& request,
-                                   std::shared_ptr<const Image>& out, LoadLog& log);
+                                   std::shared_ptr<const Image>& out, LoadLog& log,
+                                   Lock* lock = nullptr);
 
 /// Reads a whole file; false when it cannot.
 [[nodiscard]] bool read_file(const char* path, std::vector<unsigned char>& out);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/config.hpp"
 #include "module/image.hpp"
 
 namespace swcu {
@@ -36,8 +37,8 @@ const NvJitLink* nvjitlink(std::string& why) {
   static std::optional<NvJitLink> loaded;  // used under the state lock
   if (loaded) return &*loaded;
   std::vector<std::string> candidates;
-  if (const char* env = std::getenv("SWCUDA_NVJITLINK"); env != nullptr && *env != '\0') {
-    candidates.emplace_back(env);
+  if (std::optional<std::string> env = setting("SWCUDA_NVJITLINK")) {  // trimmed; empty is unset
+    candidates.push_back(std::move(*env));
   } else {
     for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
       if (const char* dir = std::getenv(var); dir != nullptr && *dir != '\0') {
