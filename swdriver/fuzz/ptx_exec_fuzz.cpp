@@ -1,9 +1,9 @@
 // libFuzzer target: arbitrary bytes as PTX text, decoded by swcu::ptx::parse_program and, when
-// that succeeds, its first runnable entry executed by swcu::ptx::execute (src/ptx/exec_schedule.cpp) on
-// 2 blocks of 64 threads, as the driver launches it (interpret.cpp): globals in host memory with
-// their initializers and relocations, 8-byte parameters pointing at a 4 KiB scratch buffer, a
-// bounded device heap, a one-second kernel timeout. A launch must end or fault with a message,
-// never crash, hang or allocate without bound. Built and run by scripts/fuzz
+// that succeeds, its first runnable entry executed by swcu::ptx::execute
+// (src/ptx/exec_schedule.cpp) on 2 blocks of 64 threads, as the driver launches it (interpret.cpp):
+// globals in host memory with their initializers and relocations, 8-byte parameters pointing at a 4
+// KiB scratch buffer, a bounded device heap, a one-second kernel timeout. A launch must end or
+// fault with a message, never crash, hang or allocate without bound. Built and run by scripts/fuzz
 // (docs/software-driver.md, "Fuzzing").
 #include <algorithm>
 #include <cstddef>

@@ -1,8 +1,8 @@
 // libFuzzer target: arbitrary bytes as PTX text for the interpreter's parser,
-// swcu::ptx::parse_program (swdriver/src/ptx/parse_module.cpp). It must return a program or nullptr with
-// a one-line error, never crash, hang or allocate without bound. A program it returns is checked
-// for what the interpreter (exec_*.cpp) relies on without checking: every register, label, vector,
-// branch table, symbol and name index in range. Built and run by scripts/fuzz
+// swcu::ptx::parse_program (swdriver/src/ptx/parse_module.cpp). It must return a program or nullptr
+// with a one-line error, never crash, hang or allocate without bound. A program it returns is
+// checked for what the interpreter (exec_*.cpp) relies on without checking: every register, label,
+// vector, branch table, symbol and name index in range. Built and run by scripts/fuzz
 // (docs/software-driver.md, "Fuzzing").
 #include <cstddef>
 #include <cstdint>

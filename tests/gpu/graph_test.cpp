@@ -9,8 +9,8 @@ TEST_SUITE("gpu graph") {
   TEST_CASE("captured and built graphs run real kernels and an update loop changes the factor") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     cuwrap::stream s{ctx};
-    const auto mod = cuwrap::module::load_file(
-        ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.cubin");
+    const auto mod =
+        cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.cubin");
     const auto scale = mod.kernel<void(float*, float, int)>("scale");
     constexpr int n = 4096;
     cuwrap::device_buffer<float> data{ctx, n};
@@ -35,8 +35,7 @@ TEST_SUITE("gpu graph") {
     const auto node = built.add_kernel(scale, config, after, data.data(), 2.0f, n);
     auto built_exec = built.instantiate(cuwrap::instantiate_flags::upload);
     for (int factor = 1; factor <= 5; ++factor) {
-      built_exec.set_kernel_params(node, scale, config, data.data(), static_cast<float>(factor),
-                                   n);
+      built_exec.set_kernel_params(node, scale, config, data.data(), static_cast<float>(factor), n);
       built_exec.launch(s);
       cuwrap::copy(s, host, data);
       s.synchronize();

@@ -27,11 +27,11 @@ TEST_SUITE("gpu memory") {
     cuwrap::memory_pool pool{cuwrap::device::get(0)};
     auto pooled = pool.allocate<std::uint32_t>(s, input.size());
 
-    cuwrap::copy(device, input);                 // pageable -> device
-    cuwrap::copy(s, pinned, device);             // device -> pinned
-    cuwrap::copy(s, ordered, pinned);            // pinned -> stream-ordered
-    cuwrap::copy(s, pooled, ordered);            // device -> pool memory
-    cuwrap::copy(s, managed, pooled);            // device -> managed
+    cuwrap::copy(device, input);       // pageable -> device
+    cuwrap::copy(s, pinned, device);   // device -> pinned
+    cuwrap::copy(s, ordered, pinned);  // pinned -> stream-ordered
+    cuwrap::copy(s, pooled, ordered);  // device -> pool memory
+    cuwrap::copy(s, managed, pooled);  // device -> managed
     s.synchronize();
     CHECK(std::equal(managed.begin(), managed.end(), input.begin()));
 
@@ -54,8 +54,8 @@ TEST_SUITE("gpu memory") {
     std::vector<float> input(width * height);
     std::iota(input.begin(), input.end(), 1.0f);
     std::vector<float> output(input.size());
-    cuwrap::copy_2d(device.view(), cuwrap::pitched_span<const float>::dense(input.data(), width,
-                                                                           height));
+    cuwrap::copy_2d(device.view(),
+                    cuwrap::pitched_span<const float>::dense(input.data(), width, height));
     cuwrap::copy_2d(cuwrap::pitched_span<float>::dense(output.data(), width, height),
                     device.view());
     CHECK(output == input);
@@ -72,7 +72,7 @@ TEST_SUITE("gpu memory") {
     cuwrap::event start1{ctx, cuwrap::event_flags::timing}, stop1{ctx, cuwrap::event_flags::timing};
     cuwrap::event start2{ctx, cuwrap::event_flags::timing}, stop2{ctx, cuwrap::event_flags::timing};
     s1.record(start1);
-    cuwrap::copy(s1, a, up);    // host to device on one copy engine
+    cuwrap::copy(s1, a, up);  // host to device on one copy engine
     s1.record(stop1);
     s2.record(start2);
     cuwrap::copy(s2, down, b);  // device to host on the other, at the same time

@@ -34,7 +34,8 @@ TEST_SUITE("gpu module") {
       cuwrap::copy(s, y, dy);
       s.synchronize();
       bool ok = true;
-      for (int i = 0; i < n; ++i) ok = ok && y[static_cast<std::size_t>(i)] == 3.0f * static_cast<float>(i) + 1.0f;
+      for (int i = 0; i < n; ++i)
+        ok = ok && y[static_cast<std::size_t>(i)] == 3.0f * static_cast<float>(i) + 1.0f;
       CHECK(ok);
     }
   }
@@ -45,8 +46,8 @@ TEST_SUITE("gpu module") {
     const auto saxpy = mod.kernel("saxpy");
     REQUIRE(saxpy.layout_known());
     const std::vector<cuwrap::kernel_param> expected{{0, 4}, {8, 8}, {16, 8}, {24, 4}};
-    CHECK(std::equal(saxpy.params().begin(), saxpy.params().end(), expected.begin(),
-                     expected.end()));
+    CHECK(
+        std::equal(saxpy.params().begin(), saxpy.params().end(), expected.begin(), expected.end()));
     const auto with_struct = mod.kernel("with_struct");
     const std::vector<cuwrap::kernel_param> struct_layout{{0, 16}, {16, 1}, {18, 2}, {24, 8}};
     CHECK(std::equal(with_struct.params().begin(), with_struct.params().end(),
@@ -69,7 +70,8 @@ TEST_SUITE("gpu module") {
     std::vector<float> host(threads);
     cuwrap::copy(s, host, out);
     s.synchronize();
-    for (unsigned i = 0; i < threads; ++i) CHECK(host[i] == 2.0f * static_cast<float>(threads - 1 - i));
+    for (unsigned i = 0; i < threads; ++i)
+      CHECK(host[i] == 2.0f * static_cast<float>(threads - 1 - i));
 
     const auto count_up = mod.kernel<void(int)>("count_up");
     cuwrap::zero(mod.global<int>("counter"));

@@ -14,7 +14,8 @@ using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
 
 TEST_SUITE("ipc") {
-  TEST_CASE_FIXTURE(sw_fixture, "a second process opens exported memory and an event, and writes to the memory") {
+  TEST_CASE_FIXTURE(
+      sw_fixture, "a second process opens exported memory and an event, and writes to the memory") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     cuwrap::scoped_current_context current{ctx};
     cuwrap::stream s{ctx};
@@ -47,7 +48,8 @@ TEST_SUITE("ipc") {
 }
 
 TEST_SUITE("sw_env") {
-  TEST_CASE_FIXTURE(sw_fixture, "with four devices the peer matrix is full and attributes are reported") {
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "with four devices the peer matrix is full and attributes are reported") {
     const auto topology = cuwrap::peer_matrix();
     REQUIRE(topology.devices.size() == 4);
     for (std::size_t i = 0; i < 4; ++i) {
@@ -59,7 +61,8 @@ TEST_SUITE("sw_env") {
                     cuwrap::error);
   }
 
-  TEST_CASE_FIXTURE(sw_fixture, "peer access is enabled once and disabled by the guard that enabled it") {
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "peer access is enabled once and disabled by the guard that enabled it") {
     cuwrap::primary_context a{cuwrap::device::get(0)};
     cuwrap::primary_context b{cuwrap::device::get(1)};
     {

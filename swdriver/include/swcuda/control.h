@@ -41,8 +41,8 @@ typedef enum swcu_handle_kind {
   SWCU_LINK_STATE = 13,
   SWCU_IPC_MAPPING = 14,
   /* Version 5 and later. */
-  SWCU_VMM_ALLOCATION = 15,     /* cuMemCreate/cuMemImportFromShareableHandle allocations (live
-                                   while a handle reference or a mapping holds them) */
+  SWCU_VMM_ALLOCATION = 15,      /* cuMemCreate/cuMemImportFromShareableHandle allocations (live
+                                    while a handle reference or a mapping holds them) */
   SWCU_ADDRESS_RESERVATION = 16, /* cuMemAddressReserve ranges */
   SWCU_HANDLE_KIND_COUNT = 17
 } swcu_handle_kind;

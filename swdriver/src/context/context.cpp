@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "core/api.hpp"
-#include "memory/memory.hpp"
 #include "context/reclaim.hpp"
+#include "core/api.hpp"
 #include "exec/sched.hpp"
+#include "memory/memory.hpp"
 
 namespace swcu {
 namespace {

@@ -3,9 +3,9 @@
 // While a device's primary context is retained its handle is stable. When the last reference is
 // released the context is destroyed, and the next retain creates a new one with a new handle
 // (the real driver may hand out the same value again; being stricter catches stale handles).
-#include "core/api.hpp"
 #include "context/context.hpp"
 #include "context/reclaim.hpp"
+#include "core/api.hpp"
 #include "exec/sched.hpp"
 
 namespace swcu {

@@ -13,11 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "graph/capture.hpp"
 #include "core/config.hpp"
 #include "exec/interpret.hpp"
-#include "module/module.hpp"
 #include "exec/sched.hpp"
+#include "graph/capture.hpp"
+#include "module/module.hpp"
 
 namespace swcu {
 namespace {

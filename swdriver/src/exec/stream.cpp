@@ -2,10 +2,10 @@
 #include <algorithm>
 
 #include "core/api.hpp"
+#include "exec/sched.hpp"
 #include "graph/capture.hpp"
 #include "memory/ipc.hpp"
 #include "memory/memory.hpp"
-#include "exec/sched.hpp"
 
 namespace swcu {
 namespace {
