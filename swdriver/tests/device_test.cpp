@@ -97,6 +97,25 @@ TEST_SUITE("devices") {
     }
   }
 
+  // What a device attribute advertises, a program may rely on: features the driver does not
+  // implement (stream memory operations, tensor maps, external semaphores, compressible memory)
+  // read 0, as on a device without them.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "device attributes advertise only what is implemented") {
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED) == 0);
+    // ... and what it does implement reads 1.
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED) == 1);
+  }
+
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuDeviceGetName fits the name into the given length") {
     char name[256];
     SWT_REQUIRE_SUCCESS(cu.cuDeviceGetName(name, sizeof name, 0));
