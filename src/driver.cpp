@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -64,7 +65,11 @@ enum entry_index : std::size_t {
 struct loaded_driver {
   driver_table table{};
   loaded_driver_info info;
+  loaded_driver* previous = nullptr;  ///< the driver loaded before this one
 };
+// Every loaded driver, newest first: they live until exit (entry points may run in atexit
+// handlers) and stay reachable from here, so leak checkers do not report them.
+std::atomic<loaded_driver*> loaded_drivers{nullptr};
 static_assert(std::is_standard_layout_v<loaded_driver>);
 
 int loaded_version_for_messages = 0;  // the driver version missing entries report against
@@ -300,6 +305,10 @@ const driver_table& load_driver(const char* spec) {
   }
 
   auto* loaded = new loaded_driver{};  // lives until exit: entry points may run in atexit
+  loaded->previous = loaded_drivers.load(std::memory_order_relaxed);
+  while (!loaded_drivers.compare_exchange_weak(loaded->previous, loaded, std::memory_order_release,
+                                               std::memory_order_relaxed)) {
+  }
   loaded->info = {path, version};
   loaded_version_for_messages = version;
   loaded_path_for_messages = path;

@@ -150,10 +150,12 @@ TEST_SUITE("graph memory") {
     SWT_CHECK_RESULT(cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v),
                      CUDA_ERROR_INVALID_VALUE);
     v = 0;
-    for (CUgraphMem_attribute a :
-         {CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
-          swcu::test::invalid_enum<CUgraphMem_attribute>(9)}) {
-      SWT_CHECK_RESULT(cu.cuDeviceSetGraphMemAttribute(0, a, &v), CUDA_ERROR_INVALID_VALUE);
+    // Plain ints in the list: an enum object holding 9 would be undefined behaviour to load.
+    for (const int a : {int{CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT},
+                        int{CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT}, 9}) {
+      SWT_CHECK_RESULT(
+          cu.cuDeviceSetGraphMemAttribute(0, swcu::test::invalid_enum<CUgraphMem_attribute>(a), &v),
+          CUDA_ERROR_INVALID_VALUE);
     }
     SWT_CHECK_RESULT(
         cu.cuDeviceGetGraphMemAttribute(0, swcu::test::invalid_enum<CUgraphMem_attribute>(9), &v),

@@ -119,10 +119,12 @@ TEST_SUITE("tool controls") {
     // Bad attributes, sizes and values.
     bool b = true;
     size = sizeof b;
-    for (CUcoredumpSettings a : {swcu::test::invalid_enum<CUcoredumpSettings>(0), CU_COREDUMP_MAX,
-                                 swcu::test::invalid_enum<CUcoredumpSettings>(-3)}) {
-      SWT_CHECK_RESULT(get_global(a, &b, &size), CUDA_ERROR_INVALID_VALUE);
-      SWT_CHECK_RESULT(set_global(a, &b, &size), CUDA_ERROR_INVALID_VALUE);
+    // Plain ints in the list: an enum object holding -3 would be undefined behaviour to load.
+    for (const int value : {0, int{CU_COREDUMP_MAX}, -3}) {
+      SWT_CHECK_RESULT(get_global(swcu::test::invalid_enum<CUcoredumpSettings>(value), &b, &size),
+                       CUDA_ERROR_INVALID_VALUE);
+      SWT_CHECK_RESULT(set_global(swcu::test::invalid_enum<CUcoredumpSettings>(value), &b, &size),
+                       CUDA_ERROR_INVALID_VALUE);
     }
     SWT_CHECK_RESULT(get_global(CU_COREDUMP_LIGHTWEIGHT, &b, nullptr), CUDA_ERROR_INVALID_VALUE);
     size = 0;
