@@ -202,9 +202,12 @@ void read_kernel_info(const Elf& elf, std::size_t info, KernelDesc& k) {
   std::sort(params.begin(), params.end(),
             [](const Param& a, const Param& b) { return a.ordinal < b.ordinal; });
   k.layout_known = true;
+  std::size_t end = 0;  // of the previous parameter
   for (std::size_t i = 0; i < params.size(); ++i) {
-    if (params[i].ordinal != i) {
-      k.layout_known = false;  // ordinals must be 0..n-1
+    const bool overlaps = static_cast<std::size_t>(params[i].offset) < end;
+    end = static_cast<std::size_t>(params[i].offset) + static_cast<std::size_t>(params[i].size);
+    if (params[i].ordinal != i || overlaps) {
+      k.layout_known = false;  // ordinals must be 0..n-1, in increasing, disjoint offsets
       k.params.clear();
       k.params_size = 0;
       return;
