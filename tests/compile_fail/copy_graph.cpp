@@ -1,7 +1,6 @@
 // expect: use of deleted function .+cuwrap::graph::graph\(const cuwrap::graph&\)
 // A cuwrap::graph is an owner: it moves, it does not copy.
 #include <cuwrap/cuwrap.hpp>
-
 #include <utility>
 
 cuwrap::graph take(cuwrap::graph& original) {

@@ -1,7 +1,6 @@
 // expect: use of deleted function .+cuwrap::stream::stream\(const cuwrap::stream&\)
 // A cuwrap::stream is an owner: it moves, it does not copy.
 #include <cuwrap/cuwrap.hpp>
-
 #include <utility>
 
 cuwrap::stream take(cuwrap::stream& original) {

@@ -1,7 +1,6 @@
 // expect: device memory holds trivially copyable types
 // Device memory of a type that is not trivially copyable does not compile.
 #include <cuwrap/cuwrap.hpp>
-
 #include <string>
 
 #ifdef CUWRAP_COMPILE_FAIL
