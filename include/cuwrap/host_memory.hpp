@@ -53,8 +53,10 @@ CUdeviceptr mapped_device_address(const void* host, std::source_location where);
 /// `count` elements of T in page-locked host memory (cuMemHostAlloc, freed with
 /// cuMemFreeHost): host-accessible, and the fast path for asynchronous copies. A contiguous
 /// range (data/size/begin/end/operator[]), so it passes to copy() as host memory. Move-only;
-/// keeps its context alive. A moved-from buffer owns nothing: every operation (data(), host
-/// access, device()) throws cuwrap::usage_error.
+/// keeps its context alive. It passes directly as a kernel argument for a pointer parameter
+/// (its host pointer is its device address under unified addressing), unless write-combined.
+/// A moved-from buffer owns nothing: every operation (data(), host access, device()) throws
+/// cuwrap::usage_error.
 template <class T>
 class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory> {
   static_assert(std::is_trivially_copyable_v<T>, "pinned memory holds trivially copyable types");
@@ -70,7 +72,17 @@ class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory>
                 std::source_location where = std::source_location::current())
       : base{static_cast<T*>(detail::allocate_pinned(ctx, count * sizeof(T),
                                                      static_cast<unsigned>(flags), where)),
-             count, ctx.lifetime()} {}
+             count, ctx.lifetime()},
+        flags_{flags} {}
+
+  /// The flags the memory was allocated with.
+  [[nodiscard]] pinned_flags flags() const noexcept { return flags_; }
+  /// True unless the memory is write-combined: under unified addressing, pinned memory is
+  /// reached from kernels through its host pointer, write-combined memory through device()
+  /// (the driver API's "disjoint addressing" exceptions).
+  [[nodiscard]] bool host_address_is_device_address() const noexcept {
+    return !has(flags_, pinned_flags::write_combined);
+  }
 
   /// Element `i` (host access).
   [[nodiscard]] T& operator[](std::size_t i) const { return this->data()[i]; }
@@ -86,6 +98,9 @@ class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory>
     return device_span<T>::from_address(detail::mapped_device_address(this->data(), where),
                                         this->size());
   }
+
+ private:
+  pinned_flags flags_;
 };
 
 static_assert(!std::is_copy_constructible_v<pinned_buffer<int>> &&

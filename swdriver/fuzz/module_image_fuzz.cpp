@@ -4,7 +4,8 @@
 // fatbin.cpp). The bytes are an image of known size, as the file loaders give it; input that
 // starts with 'W' is a fatbin body that the target wraps in a fatbin header and a
 // __fatBinC_Wrapper_t, as a program's registered fatbin reaches the driver. It must load or fail
-// with an ImageError and a one-line log, never crash, hang or allocate without bound. Built and
+// with an ImageError and a one-line log, never crash, hang or allocate without bound. Raw bytes
+// that start with a wrapper's magic number are rejected: a wrapper carries a pointer. Built and
 // run by scripts/fuzz (docs/software-driver-internals.md, "Fuzzing").
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +71,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const swcu::LoadLog log = swcu::load_image(&wrapper, SIZE_MAX, options, image);
     check(log, image);
     return 0;
+  }
+  // A wrapper holds a pointer to its fatbin, which the driver follows as NVIDIA's does; raw bytes
+  // cannot hold a valid one, so such inputs are rejected (wrappers are built above instead).
+  if (size >= 4) {
+    std::uint32_t magic = 0;
+    std::memcpy(&magic, data, 4);
+    if (magic == kWrapperMagic) return -1;
   }
   const swcu::LoadLog log = swcu::load_image(data, size, options, image);
   check(log, image);

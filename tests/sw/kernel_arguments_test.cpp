@@ -1,5 +1,6 @@
-// Device memory owners and spans as kernel arguments: typed and untyped launches, graph kernel
-// nodes and kernel node updates; moved-from owners refused before any driver call.
+// Device memory owners and spans, and pinned memory, as kernel arguments: typed and untyped
+// launches, graph kernel nodes and kernel node updates; moved-from owners refused before any driver
+// call.
 #include "cuwrap/detail/kernel_arguments.hpp"
 
 #include <doctest/doctest.h>
@@ -71,6 +72,9 @@ static_assert(
 static_assert(
     std::is_same_v<cuwrap::detail::kernel_value_t<cuwrap::device_span<const int>>, const int*>);
 static_assert(std::is_same_v<cuwrap::detail::kernel_value_t<const double&>, double>);
+static_assert(std::is_same_v<cuwrap::detail::kernel_value_t<cuwrap::pinned_buffer<int>&>, int*>);
+static_assert(cuwrap::detail::kernel_argument_fits<const int*, cuwrap::pinned_buffer<int>&>);
+static_assert(!cuwrap::detail::kernel_argument_fits<float*, cuwrap::pinned_buffer<int>&>);
 // Exact, widening and pointer conversions are accepted; narrowing ones are not.
 static_assert(cuwrap::detail::kernel_argument_fits<double, float>);
 static_assert(cuwrap::detail::kernel_argument_fits<long, int>);
@@ -210,6 +214,52 @@ TEST_SUITE("kernel arguments") {
             "cuwrap::graph_exec::set_kernel_params: kernel argument 0 (a device_buffer) was "
             "moved from");
     s.synchronize();
+  }
+
+  TEST_CASE_FIXTURE(fixture, "pinned memory passes its host pointer, its device address") {
+    // Under unified addressing every cuMemHostAlloc allocation is reached from kernels through
+    // its host pointer, mapped (DEVICEMAP) or not (driver API, "Unified Addressing").
+    cuwrap::pinned_buffer<float> plain{ctx, n};
+    cuwrap::pinned_buffer<float> mapped{ctx, n, cuwrap::pinned_flags::device_mapped};
+    std::fill(plain.begin(), plain.end(), 2.0f);
+    std::fill(mapped.begin(), mapped.end(), 1.0f);
+    const auto calls = calls_made_by([&] { s.launch(saxpy, config, 3.0f, plain, mapped, n); });
+    CHECK(cuwrap::testing::total(calls) == 1);  // no cuMemHostGetDevicePointer
+    CHECK(swcuda::param<const float*>(last_launch(), 1) == plain.data());
+    s.synchronize();
+    CHECK(std::vector<float>(mapped.begin(), mapped.end()) == all(7.0f));
+
+    s.launch(mod.kernel("scale"), config, plain, 0.5f, n);  // untyped
+    cuwrap::graph g{ctx};
+    (void)g.add_kernel(scale, config, {}, mapped, 2.0f, n);
+    g.instantiate().launch(s);
+    s.synchronize();
+    CHECK(std::vector<float>(plain.begin(), plain.end()) == all(1.0f));
+    CHECK(std::vector<float>(mapped.begin(), mapped.end()) == all(14.0f));
+  }
+
+  TEST_CASE_FIXTURE(fixture, "write-combined or moved-from pinned memory is refused") {
+    // Write-combined memory is one of the driver's "disjoint addressing" exceptions: its device
+    // address is not its host address, so passing the host pointer would fault on a GPU.
+    cuwrap::pinned_buffer<float> combined{ctx, n, cuwrap::pinned_flags::write_combined};
+    CHECK_FALSE(combined.host_address_is_device_address());
+    cuwrap::pinned_buffer<float> moved{ctx, n};
+    auto kept = std::move(moved);
+    const auto refused = [&](auto&& operation, const std::string& message) {
+      const auto calls = calls_made_by([&] {
+        CHECK_THROWS_WITH_AS(operation(), doctest::Contains(message.c_str()), cuwrap::usage_error);
+      });
+      CHECK(cuwrap::testing::total(calls) == 0);
+    };
+    refused([&] { s.launch(scale, config, combined, 2.0f, n); },
+            "cuwrap::stream::launch: kernel argument 0 (a pinned_buffer) is write-combined, so "
+            "its device address is not its host address");
+    const auto untyped = mod.kernel("scale");
+    refused([&] { s.launch(untyped, config, moved, 2.0f, n); },
+            "cuwrap::stream::launch: kernel argument 0 (a pinned_buffer) was moved from");
+    cuwrap::graph g{ctx};
+    refused([&] { (void)g.add_kernel(scale, config, {}, combined, 2.0f, n); },
+            "cuwrap::graph::add_kernel: kernel argument 0 (a pinned_buffer) is write-combined");
   }
 
   TEST_CASE_FIXTURE(fixture, "the moved-from error names the line of the launch") {

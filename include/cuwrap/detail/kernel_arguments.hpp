@@ -1,8 +1,8 @@
 // Kernel arguments: how each argument of a launch, a graph kernel node or a kernel node update
-// becomes the value the driver copies. Device memory (device_span, device_buffer,
-// stream_ordered_buffer, managed_buffer) passes as its element pointer; a moved-from owner is
-// refused. For typed kernels every other argument must convert to its parameter's type without
-// narrowing (the rules of list-initialization), checked at compile time.
+// becomes the value the driver copies. Device-accessible memory (device_span, device_buffer,
+// stream_ordered_buffer, managed_buffer, pinned_buffer) passes as its element pointer; a
+// moved-from owner is refused. For typed kernels every other argument must convert to its
+// parameter's type without narrowing (the rules of list-initialization), checked at compile time.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,8 @@ template <class T>
 class stream_ordered_buffer;
 template <class T>
 class managed_buffer;
+template <class T>
+class pinned_buffer;
 
 namespace detail {
 
@@ -30,6 +32,7 @@ template <class A>
 struct kernel_memory {
   static constexpr bool is_memory = false;       ///< true for spans and owners of device memory
   static constexpr const char* owner = nullptr;  ///< the owner's name; null for a span
+  static constexpr bool pinned = false;          ///< host memory, whose device address may differ
   using element = void;                          ///< the element type (with its const)
 };
 /// A span passes its pointer: an empty span passes its (possibly null) pointer, as in CUDA.
@@ -37,24 +40,38 @@ template <class T>
 struct kernel_memory<device_span<T>> {
   static constexpr bool is_memory = true;
   static constexpr const char* owner = nullptr;
+  static constexpr bool pinned = false;
   using element = T;
 };
 template <class T>
 struct kernel_memory<device_buffer<T>> {
   static constexpr bool is_memory = true;
   static constexpr const char* owner = "device_buffer";
+  static constexpr bool pinned = false;
   using element = T;
 };
 template <class T>
 struct kernel_memory<stream_ordered_buffer<T>> {
   static constexpr bool is_memory = true;
   static constexpr const char* owner = "stream_ordered_buffer";
+  static constexpr bool pinned = false;
   using element = T;
 };
 template <class T>
 struct kernel_memory<managed_buffer<T>> {
   static constexpr bool is_memory = true;
   static constexpr const char* owner = "managed_buffer";
+  static constexpr bool pinned = false;
+  using element = T;
+};
+/// Pinned memory passes its host pointer, which is its device address under unified
+/// addressing (every 64-bit process); write-combined memory, whose device address differs, is
+/// refused at run time.
+template <class T>
+struct kernel_memory<pinned_buffer<T>> {
+  static constexpr bool is_memory = true;
+  static constexpr const char* owner = "pinned_buffer";
+  static constexpr bool pinned = true;
   using element = T;
 };
 
@@ -91,8 +108,16 @@ using kernel_value_t =
                                                               std::size_t index, const char* owner,
                                                               std::source_location where);
 
+/// Throws usage_error "cuwrap::<type>::<operation>: kernel argument <index> (a pinned_buffer)
+/// is write-combined: ...".
+[[noreturn, gnu::cold]] void throw_write_combined_kernel_argument(const char* type,
+                                                                  const char* operation,
+                                                                  std::size_t index,
+                                                                  std::source_location where);
+
 /// The element pointer of device memory passed as kernel argument `index`; throws usage_error
-/// (before any driver call) if it is an owner that was moved from.
+/// (before any driver call) if it is an owner that was moved from, or write-combined pinned
+/// memory.
 template <class Memory>
 [[gnu::always_inline]] inline auto kernel_memory_pointer(const Memory& memory, std::size_t index,
                                                          const char* type, const char* operation,
@@ -101,6 +126,11 @@ template <class Memory>
   if constexpr (traits::owner != nullptr) {
     if (memory.moved_from()) [[unlikely]] {
       throw_moved_from_kernel_argument(type, operation, index, traits::owner, where);
+    }
+  }
+  if constexpr (traits::pinned) {
+    if (!memory.host_address_is_device_address()) [[unlikely]] {
+      throw_write_combined_kernel_argument(type, operation, index, where);
     }
   }
   return memory.data();

@@ -187,23 +187,31 @@ bool decompress(unsigned long long flags, const unsigned char* data, std::size_t
 
 namespace {
 
+// The bytes of entry `e`, decompressed into `plain` when it is compressed; false with why not.
+bool entry_bytes(const Entry& e, std::vector<unsigned char>& plain, std::string_view& bytes,
+                 std::string& why) {
+  if ((e.flags & (kFlagLz4 | kFlagZstd)) == 0) {
+    bytes = {reinterpret_cast<const char*>(e.payload), e.size};
+    return true;
+  }
+  if (!decompress(e.flags, e.payload, e.size, e.uncompressed, plain, why)) return false;
+  bytes = {reinterpret_cast<const char*>(plain.data()), plain.size()};
+  return true;
+}
+
+// A PTX entry's text: its bytes up to the first NUL (entries are padded with zeros).
+std::string_view ptx_text(std::string_view bytes) { return bytes.substr(0, bytes.find('\0')); }
+
 // A cubin was chosen: the interpreter runs the fatbin's best PTX entry for it, when it has one
 // that decodes (its kernels and globals carry the same names).
 void attach_ptx(const std::vector<const Entry*>& ptx, const LoadOptions& options, Image& out) {
   for (const Entry* e : ptx) {
     std::vector<unsigned char> plain;
-    const unsigned char* code = e->payload;
-    std::size_t length = e->size;
-    if ((e->flags & (kFlagLz4 | kFlagZstd)) != 0) {
-      std::string why;
-      if (!decompress(e->flags, e->payload, e->size, e->uncompressed, plain, why)) continue;
-      code = plain.data();
-      length = plain.size();
-    }
-    const char* text = reinterpret_cast<const char*>(code);
+    std::string_view bytes;
+    std::string why;
+    if (!entry_bytes(*e, plain, bytes, why)) continue;
     Image parsed;
-    if (parse_ptx(std::string_view(text, strnlen(text, length)), options, parsed).error ==
-        ImageError::none) {
+    if (parse_ptx(ptx_text(bytes), options, parsed).error == ImageError::none) {
       out.program = std::move(parsed.program);
       return;
     }
@@ -251,24 +259,17 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
   LoadLog last;
   for (const Entry* e : order) {
     std::vector<unsigned char> plain;
-    const unsigned char* code = e->payload;
-    std::size_t length = e->size;
-    if ((e->flags & (kFlagLz4 | kFlagZstd)) != 0) {
-      std::string why;
-      if (!decompress(e->flags, e->payload, e->size, e->uncompressed, plain, why)) {
-        passed_over += std::string(passed_over.empty() ? "" : "; ") +
-                       (e->kind == 1 ? "PTX" : "ELF") + " entry for sm_" + std::to_string(e->arch) +
-                       " passed over: " + why;
-        continue;
-      }
-      code = plain.data();
-      length = plain.size();
+    std::string_view bytes;
+    std::string why;
+    if (!entry_bytes(*e, plain, bytes, why)) {
+      passed_over += std::string(passed_over.empty() ? "" : "; ") + (e->kind == 1 ? "PTX" : "ELF") +
+                     " entry for sm_" + std::to_string(e->arch) + " passed over: " + why;
+      continue;
     }
     if (e->kind == 2) {
-      last = parse_cubin(code, length, out);
+      last = parse_cubin(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out);
     } else {
-      const char* text = reinterpret_cast<const char*>(code);
-      last = parse_ptx(std::string_view(text, strnlen(text, length)), options, out);
+      last = parse_ptx(ptx_text(bytes), options, out);
     }
     if (last.error == ImageError::none) {
       out.from_fatbin = true;
@@ -302,20 +303,13 @@ FatbinCode fatbin_code(const unsigned char* data, std::size_t size) {
   }
   if (best == nullptr) return out;
   std::vector<unsigned char> plain;
-  const unsigned char* code = best->payload;
-  std::size_t length = best->size;
-  if ((best->flags & (kFlagLz4 | kFlagZstd)) != 0) {
-    std::string why;
-    if (!decompress(best->flags, best->payload, best->size, best->uncompressed, plain, why)) {
-      out.error =
-          "the PTX entry for compute_" + std::to_string(best->arch) + " is unusable: " + why;
-      return out;
-    }
-    code = plain.data();
-    length = plain.size();
+  std::string_view bytes;
+  std::string why;
+  if (!entry_bytes(*best, plain, bytes, why)) {
+    out.error = "the PTX entry for compute_" + std::to_string(best->arch) + " is unusable: " + why;
+    return out;
   }
-  const char* text = reinterpret_cast<const char*>(code);
-  out.ptx.assign(text, strnlen(text, length));
+  out.ptx = ptx_text(bytes);
   out.ptx_arch = best->arch;
   return out;
 }
