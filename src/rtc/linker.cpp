@@ -2,7 +2,6 @@
 #include "cuwrap/rtc/linker.hpp"
 
 #include <cstdint>
-#include <gsl/assert>
 #include <gsl/narrow>
 #include <string>
 #include <string_view>
@@ -125,7 +124,7 @@ void linker::create(std::span<const std::string> options, std::source_location w
 
 void linker::add(input_type type, std::span<const std::byte> data, std::string_view name,
                  std::source_location where) {
-  Expects(handle_ != nullptr);
+  detail::expect_not_moved_from(handle_ != nullptr, "rtc::linker", "add", where);
   const std::string input_name{name};
   const auto result = nvJitLinkAddData(handle_, static_cast<nvJitLinkInputType>(type), data.data(),
                                        data.size(), input_name.c_str());
@@ -151,7 +150,7 @@ void linker::add(const compiled_program& compiled, std::source_location where) {
 }
 
 void linker::add_file(input_type type, const std::string& path, std::source_location where) {
-  Expects(handle_ != nullptr);
+  detail::expect_not_moved_from(handle_ != nullptr, "rtc::linker", "add_file", where);
   const auto result =
       nvJitLinkAddFile(handle_, static_cast<nvJitLinkInputType>(type), path.c_str());
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
@@ -161,7 +160,7 @@ void linker::add_file(input_type type, const std::string& path, std::source_loca
 }
 
 std::vector<std::byte> linker::link(std::source_location where) {
-  Expects(handle_ != nullptr);
+  detail::expect_not_moved_from(handle_ != nullptr, "rtc::linker", "link", where);
   const auto result = nvJitLinkComplete(handle_);
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
     fail(result, "nvJitLinkComplete", "linking " + joined(inputs_, "no inputs"), where);

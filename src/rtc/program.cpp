@@ -1,7 +1,6 @@
 // NVRTC programs: creation, compilation and the collection of its outputs.
 #include "cuwrap/rtc/program.hpp"
 
-#include <gsl/assert>
 #include <gsl/narrow>
 #include <string>
 #include <string_view>
@@ -181,7 +180,7 @@ program::program(std::string_view source, std::string_view name, std::span<const
 }
 
 void program::add_name_expression(std::string_view expression, std::source_location where) {
-  Expects(handle_ != nullptr);
+  detail::expect_not_moved_from(handle_ != nullptr, "rtc::program", "add_name_expression", where);
   name_expressions_.emplace_back(expression);
   const auto result = nvrtcAddNameExpression(handle_, name_expressions_.back().c_str());
   if (result != NVRTC_SUCCESS) [[unlikely]] {
@@ -203,7 +202,7 @@ compiled_program program::compile(std::initializer_list<std::string_view> option
 
 compiled_program program::compile(std::span<const std::string> options,
                                   std::source_location where) {
-  Expects(handle_ != nullptr);
+  detail::expect_not_moved_from(handle_ != nullptr, "rtc::program", "compile", where);
   if (compiled_) [[unlikely]] {
     // NVRTC keeps outputs of an earlier compilation that a later one does not replace (a
     // cubin survives recompiling for a virtual architecture): one compilation per program.

@@ -1,14 +1,14 @@
-// Failures of NVRTC inside rtc::program: a compile error, out-of-memory, and a sweep that fails
-// every NVRTC call a program makes in turn. cuwrap::rtc calls NVRTC directly (no table to
-// swap), so this file interposes the NVRTC functions cuwrap uses: the executable's definitions
-// below take the place of libnvrtc's for cuwrap's calls, count programs created and destroyed,
-// fail a chosen call, and otherwise call the real function (dlsym(RTLD_NEXT)).
-//
-// nvJitLink cannot be interposed the same way without naming its versioned symbols
-// (__nvJitLinkCreate_13_0: the suffix changes with the toolkit), so the linker's failures are
-// the real ones nvJitLink gives (an unknown option, an undefined function).
+// Failures of NVRTC inside rtc::program and of nvJitLink inside rtc::linker: compile and link
+// errors, out-of-memory, and sweeps that fail every call a program or a link makes in turn.
+// cuwrap::rtc calls both libraries directly (no table to swap), so this file interposes the
+// functions cuwrap uses: the executable's definitions below take the place of the libraries'
+// for cuwrap's calls, count handles created and destroyed, fail a chosen call, and otherwise
+// call the real function (dlsym(RTLD_NEXT)). nvJitLink.h's functions are static inline
+// wrappers of versioned symbols (__nvJitLinkCreate_13_0); the build passes the suffix of the
+// toolkit's header as CUWRAP_NVJITLINK_SUFFIX.
 #include <dlfcn.h>
 #include <doctest/doctest.h>
+#include <nvJitLink.h>
 #include <nvrtc.h>
 
 #include <cstddef>
@@ -25,14 +25,15 @@ namespace rtc = cuwrap::rtc;
 
 namespace {
 
-// What the interposed NVRTC functions count, and the one call they fail.
-struct nvrtc_calls {
+// What the interposed functions of one library count, and the one call they fail.
+template <class Result>
+struct library_calls {
   std::map<std::string, int> made;  // calls per function since the last reset()
-  int created = 0;                  // programs nvrtcCreateProgram made
-  int destroyed = 0;                // programs nvrtcDestroyProgram destroyed
+  int created = 0;                  // handles the create function made
+  int destroyed = 0;                // handles the destroy function destroyed
   std::string fail_function;        // fail call number fail_call of this function...
   int fail_call = 0;
-  nvrtcResult fail_with = NVRTC_SUCCESS;  // ...with this code, without calling NVRTC
+  Result fail_with{};  // ...with this code, without calling the library
 
   void reset() {
     made.clear();
@@ -41,20 +42,21 @@ struct nvrtc_calls {
   }
   [[nodiscard]] int live() const { return created - destroyed; }
   // Counts a call of `function`; returns the code to fail it with, if it is the chosen one.
-  std::optional<nvrtcResult> enter(const char* function) {
+  std::optional<Result> enter(const char* function) {
     const int n = ++made[function];
     if (function == fail_function && n == fail_call) return fail_with;
     return std::nullopt;
   }
 };
 
-nvrtc_calls calls;
+library_calls<nvrtcResult> calls;           // NVRTC's
+library_calls<nvJitLinkResult> link_calls;  // nvJitLink's
 
 template <class F>
 F real_function(const char* name) {
   void* const symbol = dlsym(RTLD_NEXT, name);
   if (symbol == nullptr) {
-    std::fprintf(stderr, "rtc_fault_test: libnvrtc has no %s\n", name);
+    std::fprintf(stderr, "rtc_fault_test: no library defines %s\n", name);
     std::abort();
   }
   return reinterpret_cast<F>(symbol);  // NOLINT: dlsym's result is the function
@@ -110,12 +112,88 @@ CUWRAP_INTERPOSE_NVRTC(nvrtcGetLoweredName,
 
 #undef CUWRAP_INTERPOSE_NVRTC
 
+// nvJitLink's exported name for `name`: __nvJitLinkCreate_13_0 for Create.
+#define CUWRAP_NVJITLINK_CAT2(a, b) a##b
+#define CUWRAP_NVJITLINK_CAT(a, b) CUWRAP_NVJITLINK_CAT2(a, b)
+#define CUWRAP_NVJITLINK_SYMBOL(name) \
+  CUWRAP_NVJITLINK_CAT(__nvJitLink##name##_, CUWRAP_NVJITLINK_SUFFIX)
+#define CUWRAP_STRING2(x) #x
+#define CUWRAP_STRING(x) CUWRAP_STRING2(x)
+
+extern "C" nvJitLinkResult CUWRAP_NVJITLINK_SYMBOL(Create)(nvJitLinkHandle* handle,
+                                                           uint32_t numOptions,
+                                                           const char* const* options) {
+  static const auto real = real_function<decltype(&CUWRAP_NVJITLINK_SYMBOL(Create))>(
+      CUWRAP_STRING(CUWRAP_NVJITLINK_SYMBOL(Create)));
+  if (const auto injected = link_calls.enter("nvJitLinkCreate")) return *injected;
+  const nvJitLinkResult r = real(handle, numOptions, options);
+  if (*handle != nullptr) ++link_calls.created;  // a failed create can leave a handle
+  return r;
+}
+
+extern "C" nvJitLinkResult CUWRAP_NVJITLINK_SYMBOL(Destroy)(nvJitLinkHandle* handle) {
+  static const auto real = real_function<decltype(&CUWRAP_NVJITLINK_SYMBOL(Destroy))>(
+      CUWRAP_STRING(CUWRAP_NVJITLINK_SYMBOL(Destroy)));
+  const bool had_handle = handle != nullptr && *handle != nullptr;
+  if (const auto injected = link_calls.enter("nvJitLinkDestroy")) return *injected;
+  const nvJitLinkResult r = real(handle);
+  if (r == NVJITLINK_SUCCESS && had_handle) ++link_calls.destroyed;
+  return r;
+}
+
+#define CUWRAP_INTERPOSE_NVJITLINK(name, parameters, arguments)                       \
+  extern "C" nvJitLinkResult CUWRAP_NVJITLINK_SYMBOL(name) parameters {               \
+    static const auto real = real_function<decltype(&CUWRAP_NVJITLINK_SYMBOL(name))>( \
+        CUWRAP_STRING(CUWRAP_NVJITLINK_SYMBOL(name)));                                \
+    if (const auto injected = link_calls.enter("nvJitLink" #name)) return *injected;  \
+    return real arguments;                                                            \
+  }
+
+CUWRAP_INTERPOSE_NVJITLINK(AddData,
+                           (nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data,
+                            size_t size, const char* name),
+                           (handle, inputType, data, size, name))
+CUWRAP_INTERPOSE_NVJITLINK(AddFile,
+                           (nvJitLinkHandle handle, nvJitLinkInputType inputType,
+                            const char* fileName),
+                           (handle, inputType, fileName))
+CUWRAP_INTERPOSE_NVJITLINK(Complete, (nvJitLinkHandle handle), (handle))
+CUWRAP_INTERPOSE_NVJITLINK(GetLinkedCubinSize, (nvJitLinkHandle handle, size_t* size),
+                           (handle, size))
+CUWRAP_INTERPOSE_NVJITLINK(GetLinkedCubin, (nvJitLinkHandle handle, void* cubin), (handle, cubin))
+CUWRAP_INTERPOSE_NVJITLINK(GetErrorLogSize, (nvJitLinkHandle handle, size_t* size), (handle, size))
+CUWRAP_INTERPOSE_NVJITLINK(GetErrorLog, (nvJitLinkHandle handle, char* log), (handle, log))
+CUWRAP_INTERPOSE_NVJITLINK(GetInfoLogSize, (nvJitLinkHandle handle, size_t* size), (handle, size))
+CUWRAP_INTERPOSE_NVJITLINK(GetInfoLog, (nvJitLinkHandle handle, char* log), (handle, log))
+
+#undef CUWRAP_INTERPOSE_NVJITLINK
+
 namespace {
 
 constexpr std::string_view fill_source = R"(
 #include "params.h"
 template <class T> __global__ void fill(T* out, T value) { out[threadIdx.x] = value * SCALE; }
 )";
+
+constexpr std::string_view use_source =
+    "extern __device__ float twice(float);\n"
+    "extern \"C\" __global__ void use(float* x) { x[0] = twice(x[0]); }\n";
+constexpr std::string_view twice_source = "__device__ float twice(float v) { return 2 * v; }\n";
+
+// Links two relocatable programs (one as PTX, one as a cubin) and reads the logs: every
+// nvJitLink call rtc::linker makes.
+void link_twice() {
+  rtc::program use{use_source, "use.cu"};
+  const auto used = use.compile({.arch = "compute_90", .relocatable_device_code = true});
+  rtc::program twice{twice_source, "twice.cu"};
+  const auto defined = twice.compile({.arch = "sm_90", .relocatable_device_code = true});
+  rtc::linker lk{{.arch = "sm_90"}};
+  lk.add(rtc::input_type::ptx, std::string_view{used.ptx()}, "use.ptx");
+  lk.add(defined);
+  const auto cubin = lk.link();
+  REQUIRE(cubin.size() > 64);
+  (void)lk.log();
+}
 
 // Creates, compiles and reads a program with a header and a name expression: every NVRTC call
 // rtc::program makes.
@@ -217,6 +295,94 @@ TEST_SUITE("rtc") {
     }
     calls.reset();
     CHECK(points >= 10);  // create, name expression, compile, log, 3 outputs, lowered name
+  }
+
+  TEST_CASE("the nvJitLink interposers see cuwrap's calls and count handles") {
+    link_calls.reset();
+    const int live_before = link_calls.live();
+    link_twice();
+    CHECK(link_calls.made["nvJitLinkCreate"] == 1);
+    CHECK(link_calls.made["nvJitLinkAddData"] == 2);
+    CHECK(link_calls.made["nvJitLinkComplete"] == 1);
+    CHECK(link_calls.made["nvJitLinkGetLinkedCubin"] == 1);
+    CHECK(link_calls.made["nvJitLinkDestroy"] == 1);
+    CHECK(link_calls.live() == live_before);
+    link_calls.reset();
+  }
+
+  TEST_CASE("fault sweep: every nvJitLink call of a link fails in turn") {
+    // nvJitLink has no out-of-memory code: it reports a failed allocation as an internal error.
+    link_calls.reset();
+    const int live_before = link_calls.live();
+    link_twice();
+    const auto baseline = link_calls.made;
+    REQUIRE(link_calls.live() == live_before);
+    int points = 0;
+    for (const auto& [function, count] : baseline) {
+      // A destructor's call is reported, not thrown; a log that cannot be read is left out of
+      // the error (and out of log()), never a failure of its own.
+      if (function == "nvJitLinkDestroy" || function.find("Log") != std::string::npos) continue;
+      for (int n = 1; n <= count; ++n) {
+        CAPTURE(function);
+        CAPTURE(n);
+        link_calls.reset();
+        link_calls.fail_function = function;
+        link_calls.fail_call = n;
+        link_calls.fail_with = NVJITLINK_ERROR_INTERNAL;
+        std::string outcome = "no exception";
+        bool right_error = false;
+        try {
+          link_twice();
+        } catch (const cuwrap::error& e) {
+          right_error = e.code() == cuwrap::make_error_code(NVJITLINK_ERROR_INTERNAL) &&
+                        std::string{e.api()} == function;
+          outcome = e.what();
+        }
+        CHECK_MESSAGE(right_error, "failing ", function, " call ", n, " gave: ", outcome);
+        CHECK_MESSAGE(link_calls.live() == live_before, "failing ", function, " left a handle");
+        ++points;
+      }
+    }
+    link_calls.reset();
+    CHECK(points >= 6);  // create, two inputs, complete, cubin size, cubin
+  }
+
+  TEST_CASE("a log nvJitLink cannot give is left out; the error still says what failed") {
+    rtc::program use{use_source, "use.cu"};
+    const auto used = use.compile({.arch = "compute_90", .relocatable_device_code = true});
+    rtc::linker lk{{.arch = "sm_90"}};
+    lk.add(rtc::input_type::ptx, std::string_view{used.ptx()}, "use.ptx");  // twice() undefined
+    link_calls.reset();
+    link_calls.fail_function = "nvJitLinkGetErrorLogSize";
+    link_calls.fail_call = 1;
+    link_calls.fail_with = NVJITLINK_ERROR_INTERNAL;
+    try {
+      (void)lk.link();
+      FAIL("an undefined function linked");
+    } catch (const cuwrap::rtc::rtc_error& e) {
+      CHECK(std::string{e.api()} == "nvJitLinkComplete");
+      CHECK(e.log().empty());
+      CHECK(std::string{e.what()}.find("use.ptx") != std::string::npos);
+    }
+    link_calls.reset();
+    CHECK_FALSE(lk.error_log().empty());  // the log itself is still there
+  }
+
+  TEST_CASE("a moved-from program or linker throws usage_error, never terminates") {
+    rtc::program prog{twice_source, "twice.cu"};
+    auto kept = std::move(prog);
+    CHECK_THROWS_WITH_AS((void)prog.compile({.arch = "sm_90"}),
+                         doctest::Contains("rtc::program::compile: this rtc::program was moved"),
+                         cuwrap::usage_error);
+    CHECK_THROWS_AS(prog.add_name_expression("twice"), cuwrap::usage_error);
+    rtc::linker lk{{.arch = "sm_90"}};
+    auto kept_linker = std::move(lk);
+    CHECK_THROWS_WITH_AS((void)lk.link(),
+                         doctest::Contains("rtc::linker::link: this rtc::linker was moved"),
+                         cuwrap::usage_error);
+    CHECK_THROWS_AS(lk.add(rtc::input_type::ptx, std::string_view{".version 9.0"}, "x.ptx"),
+                    cuwrap::usage_error);
+    CHECK_THROWS_AS(lk.add_file(rtc::input_type::object, "x.o"), cuwrap::usage_error);
   }
 
   TEST_CASE("a failed link throws rtc_error with nvJitLink's error log") {
