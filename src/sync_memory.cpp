@@ -36,6 +36,10 @@ memory_owner owner_of(CUdeviceptr address) noexcept {
   return owner;
 }
 
+bool is_copy(const sync_operation& op) noexcept {
+  return op.what == sync_operation::kind::copy || op.what == sync_operation::kind::copy_2d;
+}
+
 CUresult run(const sync_operation& op) {
   const auto& d = driver();
   switch (op.what) {
@@ -45,6 +49,7 @@ CUresult run(const sync_operation& op) {
     case sync_operation::kind::set16:
       return d.cuMemsetD16(op.dst, static_cast<unsigned short>(op.value), op.count);
     case sync_operation::kind::set32: return d.cuMemsetD32(op.dst, op.value, op.count);
+    case sync_operation::kind::copy_2d: return d.cuMemcpy2D(op.desc_2d);
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
@@ -52,7 +57,7 @@ CUresult run(const sync_operation& op) {
 // Why no context could be found: which memory was looked at and what the call needs.
 [[noreturn]] void throw_no_context(const sync_operation& op, const char* api,
                                    std::source_location where) {
-  const bool copy = op.what == sync_operation::kind::copy;
+  const bool copy = is_copy(op);
   std::string text = "no context is current, and ";
   int device = owner_of(op.dst).device;
   if (device < 0 && copy) {
@@ -89,7 +94,7 @@ void sync_failed(CUresult result, const sync_operation& operation, const char* a
     return;
   }
   CUcontext ctx = owner_of(operation.dst).context;
-  if (ctx == nullptr && operation.what == sync_operation::kind::copy) {
+  if (ctx == nullptr && is_copy(operation)) {
     ctx = owner_of(operation.src).context;
   }
   if (ctx == nullptr) {

@@ -33,13 +33,14 @@ void check_sync(CUresult result, const char* api, std::source_location where);
 
 /// A synchronous copy or fill, described so that it can be made again in another context.
 struct sync_operation {
-  /// cuMemcpy, or cuMemsetD8/16/32.
-  enum class kind : unsigned char { copy, set8, set16, set32 };
-  kind what;          ///< the call
-  CUdeviceptr dst;    ///< the destination
-  CUdeviceptr src;    ///< the source of a copy (0 for a fill)
-  unsigned value;     ///< the bits a fill writes
-  std::size_t count;  ///< bytes (copy) or elements (fill)
+  /// cuMemcpy, cuMemsetD8/16/32, or cuMemcpy2D.
+  enum class kind : unsigned char { copy, set8, set16, set32, copy_2d };
+  kind what;                     ///< the call
+  CUdeviceptr dst;               ///< the destination
+  CUdeviceptr src;               ///< the source of a copy (0 for a fill)
+  unsigned value;                ///< the bits a fill writes
+  std::size_t count;             ///< bytes (copy) or elements (fill); 0 for a 2D copy
+  const CUDA_MEMCPY2D* desc_2d;  ///< the description of a 2D copy; null otherwise
 };
 /// The cold path of a synchronous copy or fill the driver refused with `result`. When no
 /// context is current (CUDA_ERROR_INVALID_CONTEXT), the call is made again with the context of
@@ -122,9 +123,10 @@ void copy(Dst&& dst, Src&& src, std::source_location where = std::source_locatio
   const auto d = as_device_span(dst);
   const auto s = as_device_span(src);
   const auto bytes = detail::checked_copy_size(d, s, "cuMemcpy", where);
-  detail::check_sync(detail::driver().cuMemcpy(d.address(), s.address(), bytes),
-                     {detail::sync_operation::kind::copy, d.address(), s.address(), 0, bytes},
-                     "cuMemcpy", where);
+  detail::check_sync(
+      detail::driver().cuMemcpy(d.address(), s.address(), bytes),
+      {detail::sync_operation::kind::copy, d.address(), s.address(), 0, bytes, nullptr}, "cuMemcpy",
+      where);
 }
 
 /// Queues a copy of `src` into `dst` on `s` (cuMemcpyAsync; one driver call). Sizes are
@@ -171,13 +173,15 @@ void fill(Dst&& dst, std::type_identity_t<T> value,
   const unsigned bits = detail::bits_of(value);
   if constexpr (sizeof(T) == 1) {
     detail::check_sync(drv.cuMemsetD8(d.address(), detail::bits_of(value), d.size()),
-                       {kind::set8, d.address(), 0, bits, d.size()}, "cuMemsetD8", where);
+                       {kind::set8, d.address(), 0, bits, d.size(), nullptr}, "cuMemsetD8", where);
   } else if constexpr (sizeof(T) == 2) {
     detail::check_sync(drv.cuMemsetD16(d.address(), detail::bits_of(value), d.size()),
-                       {kind::set16, d.address(), 0, bits, d.size()}, "cuMemsetD16", where);
+                       {kind::set16, d.address(), 0, bits, d.size(), nullptr}, "cuMemsetD16",
+                       where);
   } else {
     detail::check_sync(drv.cuMemsetD32(d.address(), detail::bits_of(value), d.size()),
-                       {kind::set32, d.address(), 0, bits, d.size()}, "cuMemsetD32", where);
+                       {kind::set32, d.address(), 0, bits, d.size(), nullptr}, "cuMemsetD32",
+                       where);
   }
 }
 
@@ -208,9 +212,10 @@ void fill(stream_ref s, Dst&& dst, std::type_identity_t<T> value,
 template <device_memory Dst>
 void zero(Dst&& dst, std::source_location where = std::source_location::current()) {
   const auto d = as_device_span(dst);
-  detail::check_sync(detail::driver().cuMemsetD8(d.address(), 0, d.size_bytes()),
-                     {detail::sync_operation::kind::set8, d.address(), 0, 0, d.size_bytes()},
-                     "cuMemsetD8", where);
+  detail::check_sync(
+      detail::driver().cuMemsetD8(d.address(), 0, d.size_bytes()),
+      {detail::sync_operation::kind::set8, d.address(), 0, 0, d.size_bytes(), nullptr},
+      "cuMemsetD8", where);
 }
 
 /// Queues zeroing every byte of `dst` on `s` (cuMemsetD8Async; one driver call).

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cuwrap/context.hpp"
+#include "cuwrap/copy.hpp"
 #include "cuwrap/detail/driver.hpp"
 #include "cuwrap/detail/owned_memory.hpp"
 #include "cuwrap/error.hpp"
@@ -45,7 +46,6 @@ CUDA_MEMCPY2D describe_2d(const void* dst, std::size_t dst_pitch, const void* sr
 [[noreturn]] void throw_shape_mismatch(const char* api, std::size_t dst_width,
                                        std::size_t dst_height, std::size_t src_width,
                                        std::size_t src_height, std::source_location where);
-void check_sync(CUresult result, const char* api, std::source_location where);
 }  // namespace detail
 
 /// `height` rows of `width` elements of T in device memory, each row aligned by the driver
@@ -99,7 +99,8 @@ class pitched_buffer
 
 /// Copies a 2D region; `dst` and `src` must have the same width and height (else
 /// errc::invalid_value naming both shapes, before any driver call). Returns when done
-/// (cuMemcpy2D; one driver call, in the current context).
+/// (cuMemcpy2D; one driver call, in the current context; with none current, in the context of
+/// the device memory it touches, as copy() does).
 template <class T>
 void copy_2d(pitched_span<T> dst, std::type_identity_t<pitched_span<const T>> src,
              std::source_location where = std::source_location::current()) {
@@ -108,7 +109,10 @@ void copy_2d(pitched_span<T> dst, std::type_identity_t<pitched_span<const T>> sr
   }
   const auto desc = detail::describe_2d(dst.data, dst.pitch_bytes, src.data, src.pitch_bytes,
                                         dst.width * sizeof(T), dst.height);
-  detail::check_sync(detail::driver().cuMemcpy2D(&desc), "cuMemcpy2D", where);
+  detail::check_sync(
+      detail::driver().cuMemcpy2D(&desc),
+      {detail::sync_operation::kind::copy_2d, desc.dstDevice, desc.srcDevice, 0, 0, &desc},
+      "cuMemcpy2D", where);
 }
 
 /// Queues a 2D copy on `s` (cuMemcpy2DAsync; one driver call). Shapes checked as copy_2d.

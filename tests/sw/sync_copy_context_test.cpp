@@ -1,6 +1,6 @@
-// Synchronous copies, fills and zeroing with no current context: they run in the context of the
-// device memory they touch, or say which context they need; with a context current they make
-// the one driver call they always made.
+// Synchronous copies (1D and 2D), fills and zeroing with no current context: they run in the
+// context of the device memory they touch, or say which context they need; with a context current
+// they make the one driver call they always made.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -81,6 +81,29 @@ TEST_SUITE("sync copies without a current context") {
     cuwrap::copy(f, floats);
     CHECK(f == std::vector<float>{1.5f, 0.0f, 0.0f, 1.5f, 1.5f});
     CHECK(none_current());
+  }
+
+  TEST_CASE_FIXTURE(fixture, "2D copies run in the context of the pitched memory") {
+    cuwrap::pitched_buffer<int> pitched{ctx, 3, 2};
+    const std::vector<int> in{1, 2, 3, 4, 5, 6};
+    std::vector<int> out(6);
+    REQUIRE(none_current());
+    const auto calls = calls_made_by([&] {
+      cuwrap::copy_2d(pitched.view(), cuwrap::pitched_span<const int>::dense(in.data(), 3, 2));
+    });
+    CHECK(calls.at("cuMemcpy2D_v2") == 2);  // refused for want of a context, then made again
+    CHECK(calls.at("cuCtxPushCurrent_v2") == 1);
+    cuwrap::copy_2d(cuwrap::pitched_span<int>::dense(out.data(), 3, 2), pitched);  // the source's
+    CHECK(out == in);
+    CHECK(none_current());
+    std::vector<int> host(6);
+    CHECK_THROWS_WITH_AS(cuwrap::copy_2d(cuwrap::pitched_span<int>::dense(host.data(), 3, 2),
+                                         cuwrap::pitched_span<const int>::dense(in.data(), 3, 2)),
+                         doctest::Contains("make one current with cuwrap::scoped_current_context"),
+                         cuwrap::error);
+    const cuwrap::scoped_current_context current{ctx};
+    cuwrap::testing::check_one_call("cuMemcpy2D_v2",
+                                    [&] { cuwrap::copy_2d(pitched.view(), pitched); });
   }
 
   TEST_CASE_FIXTURE(fixture, "with a context current they make exactly one driver call") {
