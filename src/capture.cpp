@@ -37,15 +37,20 @@ graph capture_guard::end(std::source_location where) {
   if (!active_) {
     throw usage_error{"cuwrap::capture_guard::end: the capture has already ended", where};
   }
-  active_ = false;
   CUgraph captured{};
   const CUresult r = detail::driver().cuStreamEndCapture(stream_, &captured);
   if (r != CUDA_SUCCESS) {
     if (captured != nullptr) {
       check_nothrow(detail::driver().cuGraphDestroy(captured), "cuGraphDestroy");
     }
+    // A capture the driver did not end (a failure other than invalidation, such as ending a
+    // capture from the wrong thread) is still this guard's to end in its destructor.
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    active_ = detail::driver().cuStreamIsCapturing(stream_, &status) == CUDA_SUCCESS &&
+              status != CU_STREAM_CAPTURE_STATUS_NONE;
     detail::throw_error(make_error_code(r), "cuStreamEndCapture", {}, where);
   }
+  active_ = false;
   return graph{captured, context_};
 }
 

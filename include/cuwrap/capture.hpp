@@ -42,7 +42,8 @@ class capture_guard {
   ~capture_guard();
 
   /// Ends the capture and returns what was captured (cuStreamEndCapture). Throws if the
-  /// capture was invalidated (for example by an illegal operation during capture).
+  /// capture was invalidated (for example by an illegal operation during capture). If the
+  /// driver failed without ending the capture, the guard still ends it when destroyed.
   [[nodiscard]] graph end(std::source_location where = std::source_location::current());
 
  private:

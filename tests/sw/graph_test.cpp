@@ -158,6 +158,33 @@ TEST_SUITE("graph") {
   }
 
   TEST_CASE_FIXTURE(fixture,
+                    "a failed end() that left the capture going: the guard still ends it") {
+    {
+      auto capture = s.begin_capture();
+      s.enqueue([] {});
+      // An injected failure returns before the driver ends the capture (as a wrong-thread end
+      // in relaxed mode would): the stream is still capturing after end() throws.
+      REQUIRE(swcuda().add_fault_rule("cuStreamEndCapture:1:CUDA_ERROR_UNKNOWN") == 0);
+      CHECK_THROWS_WITH_AS((void)capture.end(), doctest::Contains("cuStreamEndCapture"),
+                           cuwrap::error);
+      CHECK(s.is_capturing());
+    }  // the guard ends it now
+    CHECK_FALSE(s.is_capturing());
+    CHECK(swcuda().live_handles(SWCU_GRAPH) == 0);
+    s.synchronize();
+  }
+
+  TEST_CASE_FIXTURE(fixture, "end() after an invalidated capture leaves nothing for the guard") {
+    auto capture = s.begin_capture();
+    CHECK_THROWS((void)s.synchronize());  // invalidates the capture
+    CHECK_THROWS_WITH_AS((void)capture.end(),
+                         doctest::Contains("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"), cuwrap::error);
+    CHECK_FALSE(s.is_capturing());
+    CHECK_THROWS_WITH_AS((void)capture.end(), doctest::Contains("already ended"),
+                         cuwrap::usage_error);
+  }
+
+  TEST_CASE_FIXTURE(fixture,
                     "the host node's callable lives as long as an executable graph uses it") {
     auto counter = std::make_shared<int>(0);
     std::weak_ptr<int> watch = counter;
