@@ -2,6 +2,7 @@
 #include "cuwrap/detail/kernel_arguments.hpp"
 
 #include <string>
+#include <string_view>
 
 #include "cuwrap/error.hpp"
 
@@ -9,7 +10,7 @@ namespace cuwrap::detail {
 
 namespace {
 
-// "cuwrap::<type>::<operation>: kernel argument <index> (a <owner>) "
+// "cuwrap::<type>::<operation>: kernel argument <index> (a <owner>) ", or "(an ...)"
 std::string argument_prefix(const char* type, const char* operation, std::size_t index,
                             const char* owner) {
   std::string text = "cuwrap::";
@@ -19,7 +20,7 @@ std::string argument_prefix(const char* type, const char* operation, std::size_t
   return text.append(operation)
       .append(": kernel argument ")
       .append(std::to_string(index))
-      .append(" (a ")
+      .append(std::string_view{"aeiou"}.find(owner[0]) == std::string_view::npos ? " (a " : " (an ")
       .append(owner)
       .append(") ");
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "cuwrap/cuwrap.hpp"
@@ -134,6 +135,31 @@ TEST_SUITE("ipc") {
     CHECK_THROWS_AS(
         (void)cuwrap::export_pool(cuwrap::memory_pool::default_pool(cuwrap::device::get(0))),
         cuwrap::error);
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture, "imported pool memory passes directly as a kernel argument") {
+    cuwrap::primary_context ctx{cuwrap::device::get(0)};
+    cuwrap::scoped_current_context current{ctx};
+    cuwrap::stream s{ctx};
+    const auto pool = shareable_pool();
+    auto exported = pool.allocate<float>(s, 64);
+    cuwrap::fill(s, exported, 1.5f);
+    s.synchronize();
+    const auto imported_pool = cuwrap::import_pool(cuwrap::export_pool(pool));
+    cuwrap::ipc_pool_memory<float> imported{ctx, imported_pool,
+                                            cuwrap::export_pool_pointer(exported.span()), 64};
+    const auto mod =
+        cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+    const auto scale = mod.kernel<void(float*, float, int)>("scale");
+    s.launch(scale, cuwrap::launch_config::linear(64, 32), imported, 4.0f, 64);  // the import
+    std::vector<float> seen(64);
+    cuwrap::copy(s, seen, exported);  // the exporter's mapping sees what the kernel wrote
+    s.synchronize();
+    CHECK(seen == std::vector<float>(64, 6.0f));
+    auto kept = std::move(imported);
+    CHECK_THROWS_WITH_AS(s.launch(scale, cuwrap::launch_config::linear(64, 32), imported, 4.0f, 64),
+                         doctest::Contains("kernel argument 0 (an ipc_pool_memory) was moved from"),
+                         cuwrap::usage_error);
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "pointer data is refused by a pool that did not import its pool") {

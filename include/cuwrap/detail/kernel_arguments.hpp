@@ -1,8 +1,9 @@
 // Kernel arguments: how each argument of a launch, a graph kernel node or a kernel node update
 // becomes the value the driver copies. Device-accessible memory (device_span, device_buffer,
-// stream_ordered_buffer, managed_buffer, pinned_buffer) passes as its element pointer; a
-// moved-from owner is refused. For typed kernels every other argument must convert to its
-// parameter's type without narrowing (the rules of list-initialization), checked at compile time.
+// stream_ordered_buffer, managed_buffer, pinned_buffer, ipc_mapping, ipc_pool_memory) passes
+// as its element pointer; a moved-from owner is refused. For typed kernels every other argument
+// must convert to its parameter's type without narrowing (the rules of list-initialization),
+// checked at compile time.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,10 @@ template <class T>
 class managed_buffer;
 template <class T>
 class pinned_buffer;
+template <class T>
+class ipc_mapping;
+template <class T>
+class ipc_pool_memory;
 
 namespace detail {
 
@@ -35,44 +40,43 @@ struct kernel_memory {
   static constexpr bool pinned = false;          ///< host memory, whose device address may differ
   using element = void;                          ///< the element type (with its const)
 };
-/// A span passes its pointer: an empty span passes its (possibly null) pointer, as in CUDA.
-template <class T>
-struct kernel_memory<device_span<T>> {
+/// kernel_memory of device-accessible memory with elements of type T.
+template <class T, bool Pinned = false>
+struct device_accessible {
   static constexpr bool is_memory = true;
   static constexpr const char* owner = nullptr;
-  static constexpr bool pinned = false;
+  static constexpr bool pinned = Pinned;
   using element = T;
 };
+/// A span passes its pointer: an empty span passes its (possibly null) pointer, as in CUDA.
 template <class T>
-struct kernel_memory<device_buffer<T>> {
-  static constexpr bool is_memory = true;
+struct kernel_memory<device_span<T>> : device_accessible<T> {};
+template <class T>
+struct kernel_memory<device_buffer<T>> : device_accessible<T> {
   static constexpr const char* owner = "device_buffer";
-  static constexpr bool pinned = false;
-  using element = T;
 };
 template <class T>
-struct kernel_memory<stream_ordered_buffer<T>> {
-  static constexpr bool is_memory = true;
+struct kernel_memory<stream_ordered_buffer<T>> : device_accessible<T> {
   static constexpr const char* owner = "stream_ordered_buffer";
-  static constexpr bool pinned = false;
-  using element = T;
 };
 template <class T>
-struct kernel_memory<managed_buffer<T>> {
-  static constexpr bool is_memory = true;
+struct kernel_memory<managed_buffer<T>> : device_accessible<T> {
   static constexpr const char* owner = "managed_buffer";
-  static constexpr bool pinned = false;
-  using element = T;
+};
+template <class T>
+struct kernel_memory<ipc_mapping<T>> : device_accessible<T> {
+  static constexpr const char* owner = "ipc_mapping";
+};
+template <class T>
+struct kernel_memory<ipc_pool_memory<T>> : device_accessible<T> {
+  static constexpr const char* owner = "ipc_pool_memory";
 };
 /// Pinned memory passes its host pointer, which is its device address under unified
 /// addressing (every 64-bit process); write-combined memory, whose device address differs, is
 /// refused at run time.
 template <class T>
-struct kernel_memory<pinned_buffer<T>> {
-  static constexpr bool is_memory = true;
+struct kernel_memory<pinned_buffer<T>> : device_accessible<T, true> {
   static constexpr const char* owner = "pinned_buffer";
-  static constexpr bool pinned = true;
-  using element = T;
 };
 
 /// kernel_memory of an argument as it is passed (references and cv removed).
