@@ -347,7 +347,7 @@ TEST_SUITE("rtc") {
     CHECK(points >= 6);  // create, two inputs, complete, cubin size, cubin
   }
 
-  TEST_CASE("a log nvJitLink cannot give is left out; the error still says what failed") {
+  TEST_CASE("a log nvJitLink cannot give is left out, and the error still says what failed") {
     rtc::program use{use_source, "use.cu"};
     const auto used = use.compile({.arch = "compute_90", .relocatable_device_code = true});
     rtc::linker lk{{.arch = "sm_90"}};

@@ -5,8 +5,7 @@
 
 #include "context/reclaim.hpp"
 #include "core/api.hpp"
-#include "exec/sched.hpp"
-#include "memory/memory.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {
@@ -94,25 +93,6 @@ CUresult get_device(Sym sym, CUdevice* device, CUcontext handle) {
     if (const CUresult r = context_or_current(s, handle, ctx)) return r;
     if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *device = ctx->device;
-    return CUDA_SUCCESS;
-  });
-}
-
-// Runs the context's queued work, then reports its sticky error or the first unreported
-// asynchronous error of its streams.
-CUresult synchronize(Sym sym, CUcontext handle) {
-  return call(sym, [=](State& s, Lock& lock) -> CUresult {
-    Context* ctx = nullptr;
-    if (const CUresult r = context_or_current(s, handle, ctx)) return r;
-    const CUcontext self = ctx->handle();
-    drain_context(s, lock, *ctx);
-    release_pool_memory(s);
-    ctx = s.context(self);  // host functions ran without the lock: it may be gone
-    if (ctx == nullptr) return CUDA_SUCCESS;
-    if (ctx->sticky_error != CUDA_SUCCESS) return ctx->sticky_error;
-    for (const auto& q : ctx->queues) {
-      if (const CUresult r = take_error(*q)) return r;
-    }
     return CUDA_SUCCESS;
   });
 }
@@ -232,12 +212,6 @@ CUresult cuCtxGetDevice(CUdevice* device) {
 
 CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   return swcu::get_device(Sym::cuCtxGetDevice_v2, device, ctx);
-}
-
-CUresult cuCtxSynchronize() { return swcu::synchronize(Sym::cuCtxSynchronize, nullptr); }
-
-CUresult cuCtxSynchronize_v2(CUcontext ctx) {
-  return swcu::synchronize(Sym::cuCtxSynchronize_v2, ctx);
 }
 
 CUresult cuCtxGetFlags(unsigned int* flags) {

@@ -6,7 +6,7 @@
 #include "context/context.hpp"
 #include "context/reclaim.hpp"
 #include "core/api.hpp"
-#include "exec/sched.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "exec/sched.hpp"
 #include "graph/graph.hpp"
 #include "memory/memory.hpp"
 #include "module/module.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 

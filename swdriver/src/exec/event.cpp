@@ -1,9 +1,9 @@
 // Events: records in stream order, queries, synchronization and simulated elapsed time.
 #include "core/api.hpp"
-#include "exec/sched.hpp"
-#include "graph/capture.hpp"
 #include "memory/ipc.hpp"
 #include "memory/memory.hpp"
+#include "sched/capture_hooks.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "core/config.hpp"
 #include "exec/interpret.hpp"
-#include "exec/sched.hpp"
-#include "graph/capture.hpp"
 #include "module/module.hpp"
+#include "sched/capture_hooks.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

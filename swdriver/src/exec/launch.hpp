@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/api.hpp"
-#include "exec/sched.hpp"
+#include "sched/sched.hpp"
 #include "swcuda/control.h"
 
 namespace swcu {

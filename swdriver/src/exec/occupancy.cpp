@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "exec/launch.hpp"
-#include "exec/sched.hpp"
 #include "module/module.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

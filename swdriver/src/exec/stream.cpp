@@ -1,11 +1,12 @@
-// Streams: creation, queries, synchronization, host functions and callbacks (sched.hpp).
+// Streams: creation, queries, synchronization (of a stream and of a whole context:
+// cuCtxSynchronize), host functions and callbacks (sched/sched.hpp).
 #include <algorithm>
 
 #include "core/api.hpp"
-#include "exec/sched.hpp"
-#include "graph/capture.hpp"
 #include "memory/ipc.hpp"
 #include "memory/memory.hpp"
+#include "sched/capture_hooks.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {
@@ -179,6 +180,25 @@ CUresult add_callback(Sym sym, NullStream null, CUstream handle, CUstreamCallbac
 constexpr NullStream kLegacy = NullStream::legacy;
 constexpr NullStream kPerThread = NullStream::per_thread;
 
+// cuCtxSynchronize: runs the context's queued work, then reports its sticky error or the first
+// unreported asynchronous error of its streams.
+CUresult synchronize_context(Sym sym, CUcontext handle) {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
+    Context* ctx = nullptr;
+    if (const CUresult r = context_or_current(s, handle, ctx)) return r;
+    const CUcontext self = ctx->handle();
+    drain_context(s, lock, *ctx);
+    release_pool_memory(s);
+    ctx = s.context(self);  // host functions ran without the lock: it may be gone
+    if (ctx == nullptr) return CUDA_SUCCESS;
+    if (ctx->sticky_error != CUDA_SUCCESS) return ctx->sticky_error;
+    for (const auto& q : ctx->queues) {
+      if (const CUresult r = take_error(*q)) return r;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
 }  // namespace
 }  // namespace swcu
 
@@ -291,6 +311,12 @@ CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, v
                                   unsigned int flags) {
   return swcu::add_callback(Sym::cuStreamAddCallback_ptsz, kPerThread, hStream, callback, userData,
                             flags);
+}
+
+CUresult cuCtxSynchronize() { return swcu::synchronize_context(Sym::cuCtxSynchronize, nullptr); }
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  return swcu::synchronize_context(Sym::cuCtxSynchronize_v2, ctx);
 }
 
 }  // extern "C"

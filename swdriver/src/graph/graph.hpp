@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "core/api.hpp"
-#include "exec/sched.hpp"
 #include "graph/graph_memory.hpp"
 #include "graph/node.hpp"
 #include "memory/memory.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 

@@ -16,9 +16,9 @@
 #include <memory>
 #include <vector>
 
-#include "exec/sched.hpp"
 #include "graph/node.hpp"
 #include "memory/memory.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 

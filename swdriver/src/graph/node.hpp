@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/api.hpp"
+#include "sched/shapes.hpp"
 
 namespace swcu {
 
@@ -38,22 +39,6 @@ struct KernelNode {
   std::vector<void*> param_pointers;
   std::array<void*, 5> extra{};  ///< what the query hands out for `from_extra`
   std::size_t extra_size = 0;    ///< the buffer size `extra` points to
-};
-
-/// A copy as a graph node does it: rows of `width` bytes (Depth 1).
-struct CopyShape {
-  std::uintptr_t dst = 0, src = 0;
-  std::size_t dst_pitch = 0, src_pitch = 0;
-  std::size_t width = 0, height = 0;
-};
-
-/// A memset as a graph node does it.
-struct FillShape {
-  std::uintptr_t dst = 0;
-  std::size_t pitch = 0;
-  unsigned value = 0;
-  unsigned element_size = 1;
-  std::size_t width = 0, height = 1;
 };
 
 /// An empty node (and the kinds this driver does not support, which are never added).

@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "graph/capture.hpp"
 #include "memory/memory.hpp"
+#include "sched/capture_hooks.hpp"
 
 namespace swcu {
 namespace {

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/config.hpp"
-#include "exec/sched.hpp"
 #include "memory/memory.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

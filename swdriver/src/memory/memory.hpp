@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/state.hpp"
-#include "exec/sched.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 

@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "core/config.hpp"
-#include "graph/capture.hpp"
 #include "memory/ipc.hpp"
 #include "memory/memory.hpp"
+#include "sched/capture_hooks.hpp"
 
 namespace swcu {
 namespace {

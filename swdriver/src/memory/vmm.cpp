@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "exec/sched.hpp"
 #include "memory/vmm_allocation.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

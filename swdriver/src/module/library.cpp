@@ -1,8 +1,8 @@
 // Libraries and their kernels: cuLibrary*, cuKernel* (module.hpp).
 #include <algorithm>
 
-#include "exec/sched.hpp"
 #include "module/module.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

@@ -9,11 +9,11 @@
 #include <new>
 
 #include "core/config.hpp"
-#include "exec/sched.hpp"
 #include "memory/memory.hpp"
 #include "module/nvjitlink.hpp"
 #include "ptx/exec.hpp"
 #include "ptx/program.hpp"
+#include "sched/sched.hpp"
 
 namespace swcu {
 namespace {

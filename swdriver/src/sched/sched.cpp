@@ -1,4 +1,4 @@
-#include "exec/sched.hpp"
+#include "sched/sched.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "control/control.hpp"
 #include "core/api.hpp"
 #include "core/config.hpp"
-#include "core/control.hpp"
 #include "exec/launch.hpp"
 
 namespace swcu {

@@ -1,5 +1,5 @@
 // The control API (include/swcuda/control.h). Its calls are not counted and never fault.
-#include "core/control.hpp"
+#include "control/control.hpp"
 
 #include <mutex>
 #include <string>

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "control/control.hpp"
 #include "core/config.hpp"
-#include "core/control.hpp"
 #include "core/prologue.hpp"
 #include "exec/launch.hpp"
 
