@@ -4,13 +4,22 @@
 
 #include <doctest/doctest.h>
 
+#include <cuwrap/context.hpp>
+#include <cuwrap/device.hpp>
 #include <cuwrap/error.hpp>
 #include <string>
 #include <utility>
 
+#include "sw_fixture.hpp"
 #include "swcuda.hpp"
 
 namespace cuwrap::testing {
+
+/// The moved-from tests' fixture: device 0's primary context, current for the test.
+struct moved_from_fixture : sw_fixture {
+  cuwrap::primary_context ctx{cuwrap::device::get(0)};
+  cuwrap::scoped_current_context current{ctx};
+};
 
 /// Checks that `operation` throws cuwrap::usage_error whose message is `expected` (followed by
 /// " at <file>:<line>" when the operation takes a call site), and makes no driver call.

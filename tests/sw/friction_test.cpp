@@ -9,23 +9,13 @@
 #include "cuwrap/cuwrap.hpp"
 #include "cuwrap/software_driver.hpp"
 #include "sw_fixture.hpp"
+#include "test_kernels.hpp"
 
+using cuwrap::testing::cxx_kernels_ptx;
 using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
 
 namespace {
-
-constexpr const char* cxx_ptx = R"(.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry _Z11scale_chunkPKfPfffi(.param .u64 a, .param .u64 b, .param .f32 c,
-                                        .param .f32 d, .param .u32 e) { ret; }
-.visible .entry _Z5twicePfi(.param .u64 a, .param .u32 n) { ret; }
-.visible .entry _Z5twicePdi(.param .u64 a, .param .u32 n) { ret; }
-.visible .entry _ZN2ns4stepEi(.param .u32 n) { ret; }
-.visible .entry _Z4fillIfEvPT_S0_i(.param .u64 a, .param .f32 v, .param .u32 n) { ret; }
-.visible .entry plain(.param .u32 n) { ret; }
-)";
 
 template <class F>
 std::string message_of(F&& f) {
@@ -40,7 +30,7 @@ std::string message_of(F&& f) {
 
 struct fixture : sw_fixture {
   cuwrap::primary_context ctx{cuwrap::device::get(0)};
-  cuwrap::module mod = cuwrap::module::load(ctx, std::string_view{cxx_ptx});
+  cuwrap::module mod = cuwrap::module::load(ctx, std::string_view{cxx_kernels_ptx});
 };
 
 }  // namespace
@@ -86,7 +76,7 @@ TEST_SUITE("friction") {
   }
 
   TEST_CASE_FIXTURE(fixture, "a library finds C++ kernels by unmangled name too") {
-    const auto lib = cuwrap::library::load(std::string_view{cxx_ptx});
+    const auto lib = cuwrap::library::load(std::string_view{cxx_kernels_ptx});
     const cuwrap::scoped_current_context current{ctx};  // library kernels' layouts need one
     CHECK(lib.kernel<void(double*, int)>("twice").name() == "_Z5twicePdi");
     CHECK(lib.kernel("ns::step").name() == "_ZN2ns4stepEi");

@@ -17,25 +17,15 @@
 
 #include "cuwrap/cuwrap.hpp"
 #include "sw_fixture.hpp"
+#include "test_kernels.hpp"
 
 using cuwrap::testing::calls_made_by;
+using cuwrap::testing::kernels_file;
+using cuwrap::testing::read_bytes;
 using cuwrap::testing::sw_fixture;
 using cuwrap::testing::total;
 
 namespace {
-
-std::string kernels_file(const char* extension) {
-  return std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels." + extension;
-}
-
-std::vector<std::byte> read_bytes(const std::string& path) {
-  std::ifstream in{path, std::ios::binary};
-  const std::vector<char> chars{std::istreambuf_iterator<char>{in},
-                                std::istreambuf_iterator<char>{}};
-  std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
-}
 
 // The first `size` bytes of `image` in a heap block of exactly that size.
 struct exact_block {

@@ -24,10 +24,7 @@ namespace {
 
 // NOLINTBEGIN(bugprone-use-after-move): using moved-from objects is what these tests do.
 
-struct fixture : sw_fixture {
-  cuwrap::primary_context ctx{cuwrap::device::get(0)};
-  cuwrap::scoped_current_context current{ctx};
-};
+using fixture = cuwrap::testing::moved_from_fixture;
 
 }  // namespace
 

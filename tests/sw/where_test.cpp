@@ -11,25 +11,14 @@
 #include "cuwrap/cuwrap.hpp"
 #include "cuwrap/memory.hpp"
 #include "sw_fixture.hpp"
+#include "test_kernels.hpp"
 
 using cuwrap::testing::calls_made_by;
+using cuwrap::testing::cxx_kernels_ptx;
 using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
 
 namespace {
-
-// C++ kernels as the compiler names them: two overloads of `twice`, a function in a namespace
-// and a template instantiation.
-constexpr const char* cxx_ptx = R"(.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry _Z11scale_chunkPKfPfffi(.param .u64 a, .param .u64 b, .param .f32 c,
-                                        .param .f32 d, .param .u32 e) { ret; }
-.visible .entry _Z5twicePfi(.param .u64 a, .param .u32 n) { ret; }
-.visible .entry _Z5twicePdi(.param .u64 a, .param .u32 n) { ret; }
-.visible .entry _ZN2ns4stepEi(.param .u32 n) { ret; }
-.visible .entry _Z4fillIfEvPT_S0_i(.param .u64 a, .param .f32 v, .param .u32 n) { ret; }
-)";
 
 // The error `f` throws (a failed check if it throws none).
 template <class F>
@@ -122,7 +111,7 @@ TEST_SUITE("where") {
       (void)s.is_capturing();
       (void)s.id();
       (void)cuwrap::capture_state(s);
-      const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_ptx});
+      const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_kernels_ptx});
       (void)mod.kernels();
       const auto step = mod.kernel<void(int)>("ns::step");
       const auto untyped = mod.kernel("fill");
@@ -164,7 +153,7 @@ TEST_SUITE("where") {
 
   TEST_CASE_FIXTURE(sw_fixture, "module::kernels() reports the caller's line") {
     const cuwrap::primary_context ctx{cuwrap::device::get(0)};
-    const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_ptx});
+    const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_kernels_ptx});
     REQUIRE(swcuda().add_fault_rule("cuModuleEnumerateFunctions:1:CUDA_ERROR_UNKNOWN") == 0);
     const int line = __LINE__ + 1;
     const auto e = error_of([&] { (void)mod.kernels(); });
@@ -190,7 +179,7 @@ TEST_SUITE("where") {
 
   TEST_CASE_FIXTURE(sw_fixture, "a failed parameter query at lookup reports the caller's line") {
     const cuwrap::primary_context ctx{cuwrap::device::get(0)};
-    const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_ptx});
+    const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_kernels_ptx});
     REQUIRE(swcuda().add_fault_rule("cuFuncGetParamInfo:1:CUDA_ERROR_UNKNOWN") == 0);
     const int line = __LINE__ + 1;
     const auto e = error_of([&] { (void)mod.kernel("_ZN2ns4stepEi"); });
@@ -202,7 +191,7 @@ TEST_SUITE("where") {
   TEST_CASE_FIXTURE(sw_fixture,
                     "graph kernel node errors name the graph API and the caller's line") {
     const cuwrap::primary_context ctx{cuwrap::device::get(0)};
-    const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_ptx});
+    const auto mod = cuwrap::module::load(ctx, std::string_view{cxx_kernels_ptx});
     const auto step = mod.kernel<void(int)>("_ZN2ns4stepEi");
     cuwrap::graph g{ctx};
     // More shared memory than the kernel allows: refused before the driver, naming
