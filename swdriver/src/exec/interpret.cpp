@@ -51,7 +51,8 @@ CUresult code_of(ptx::Fault f) noexcept {
 }
 
 // The live memory a kernel may touch: every allocation that is not waiting for its
-// stream-ordered allocation, and the context's device heap.
+// stream-ordered allocation (read-only where the device may only read it: pool memory with
+// read access, read-only registrations), and the context's device heap.
 std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
   std::vector<ptx::MemoryRange> out;
   out.reserve(s.address_map.size() + ctx.device_heap.size());
@@ -67,7 +68,8 @@ std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
         out.push_back({first, end});
       continue;
     }
-    out.push_back({base, base + a->size});
+    out.push_back(
+        {base, base + a->size, device_access(*a, ctx.device) == CU_MEM_ACCESS_FLAGS_PROT_READ});
   }
   for (const auto& [base, block] : ctx.device_heap) {
     (void)block;

@@ -18,6 +18,7 @@
 #include "exec/launch.hpp"
 #include "graph/capture.hpp"
 #include "graph/exec_internal.hpp"
+#include "memory/memory.hpp"
 
 namespace swcu {
 namespace {
@@ -69,11 +70,13 @@ bool still_there(State& s, std::uintptr_t address, std::size_t span) {
   return find_range(s, address, span, Access::execute) != nullptr;
 }
 
-CUresult run_copy(State& s, const CopyShape& c) {
+// A copy node, run by `device` (the launching stream's): pool memory it may not access faults.
+CUresult run_copy(State& s, int device, const CopyShape& c) {
   if (c.width == 0) return CUDA_SUCCESS;
   const std::size_t dst_span = (c.height - 1) * c.dst_pitch + c.width;
   const std::size_t src_span = (c.height - 1) * c.src_pitch + c.width;
-  if (!still_there(s, c.dst, dst_span) || !still_there(s, c.src, src_span)) {
+  if (!still_there(s, c.dst, dst_span) || !still_there(s, c.src, src_span) ||
+      !device_may_access(s, device, c.dst, true) || !device_may_access(s, device, c.src, false)) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   for (std::size_t row = 0; row < c.height; ++row) {
@@ -83,10 +86,10 @@ CUresult run_copy(State& s, const CopyShape& c) {
   return CUDA_SUCCESS;
 }
 
-CUresult run_fill(State& s, const FillShape& f) {
+CUresult run_fill(State& s, int device, const FillShape& f) {
   const std::size_t row = f.width * f.element_size;
   if (!still_there(s, f.dst, (f.height - 1) * f.pitch + row) ||
-      find_allocation(s, f.dst) == nullptr) {
+      find_allocation(s, f.dst) == nullptr || !device_may_access(s, device, f.dst, true)) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   for (std::size_t r = 0; r < f.height; ++r) {
@@ -164,14 +167,14 @@ bool run_node(Launch& l, Node& n) {
       return true;
     case CU_GRAPH_NODE_TYPE_MEMCPY: {
       const CopyShape& c = n.as<CopyNode>().shape;
-      const CUresult r = run_copy(s, c);
+      const CUresult r = run_copy(s, q.device, c);
       dev.clock_ns += c.width * c.height / kBytesPerNs;
       if (r != CUDA_SUCCESS) fail(q, r);
       return r == CUDA_SUCCESS;
     }
     case CU_GRAPH_NODE_TYPE_MEMSET: {
       const FillShape& f = n.as<FillNode>().shape;
-      const CUresult r = run_fill(s, f);
+      const CUresult r = run_fill(s, q.device, f);
       dev.clock_ns += f.width * f.element_size * f.height / kBytesPerNs;
       if (r != CUDA_SUCCESS) fail(q, r);
       return r == CUDA_SUCCESS;

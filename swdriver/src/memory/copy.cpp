@@ -103,17 +103,6 @@ bool still_there(State& s, const Side& side, std::size_t span) {
   return !side.checked || find_range(s, side.address, span, Access::execute) != nullptr;
 }
 
-// Whether `device` may touch the memory at `address` (write: read-write, else read). Memory of
-// a device pool is mapped only for the devices cuMemPoolSetAccess lets in: a GPU's copy engine
-// faults on it elsewhere (CUDA_ERROR_ILLEGAL_ADDRESS, sticky), it does not follow peer access.
-bool device_may(State& s, int device, std::uintptr_t address, bool write) {
-  const Allocation* const a = find_allocation(s, address);
-  if (device < 0 || a == nullptr || !a->pool || !a->pool->charges_device()) return true;
-  const int flags = device_access(*a, device);
-  return write ? flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-               : flags != CU_MEM_ACCESS_FLAGS_PROT_NONE;
-}
-
 Op copy_op(const Copy& c) {
   Op op;
   op.bytes = c.bytes();
@@ -123,8 +112,8 @@ Op copy_op(const Copy& c) {
     if (!still_there(s, c.dst, dst_span) || (!c.staged && !still_there(s, c.src, src_span))) {
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     }
-    if ((c.dst.checked && !device_may(s, c.device, c.dst.address, true)) ||
-        (c.src.checked && !c.staged && !device_may(s, c.device, c.src.address, false))) {
+    if ((c.dst.checked && !device_may_access(s, c.device, c.dst.address, true)) ||
+        (c.src.checked && !c.staged && !device_may_access(s, c.device, c.src.address, false))) {
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     }
     const auto* src =
@@ -317,7 +306,7 @@ CUresult memset(Sym sym, Mode mode, NullStream null, CUstream stream, CUdevicept
       const int device = q->device;
       op.work = [=](State& state) -> CUresult {
         if (find_range(state, dst, *span, Access::execute) == nullptr ||
-            !device_may(state, device, dst, true)) {
+            !device_may_access(state, device, dst, true)) {
           return CUDA_ERROR_ILLEGAL_ADDRESS;
         }
         for (std::size_t r = 0; r < height; ++r) {

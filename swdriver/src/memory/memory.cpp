@@ -268,6 +268,14 @@ int device_access(const Allocation& a, int device) noexcept {
   return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 }
 
+bool device_may_access(State& s, int device, std::uintptr_t address, bool write) {
+  const Allocation* const a = find_allocation(s, address);
+  if (device < 0 || a == nullptr || !a->pool || !a->pool->charges_device()) return true;
+  const int flags = device_access(*a, device);
+  return write ? flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+               : flags != CU_MEM_ACCESS_FLAGS_PROT_NONE;
+}
+
 std::shared_ptr<PoolData> current_pool(State& s, int device) {
   const Device& dev = s.devices[static_cast<std::size_t>(device)];
   return dev.current_pool != nullptr ? dev.current_pool->data : default_pool(s, device);

@@ -37,6 +37,7 @@ inline constexpr std::uint64_t kKernelParamTag = 1ull << 40;
 struct MemoryRange {
   std::uint64_t base = 0;
   std::uint64_t end = 0;
+  bool read_only = false;  ///< a store or atomic faults (memory the device may only read)
 };
 
 /// Why a launch ended early.

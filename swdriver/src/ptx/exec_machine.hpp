@@ -104,7 +104,9 @@ class Machine {
 
   static std::string hex(std::uint64_t v);
   [[noreturn]] void bad_address(std::uint64_t addr, unsigned size, bool write, const char* space);
-  bool in_global(std::uint64_t a, unsigned size);
+  // Whether `size` bytes at `a` lie in one range of the memory map (and, for a write, one the
+  // device may write).
+  bool in_global(std::uint64_t a, unsigned size, bool write = false);
   // The host address of an access of `size` bytes at `addr` in `space`.
   unsigned char* resolve(Thread& t, Space space, std::uint64_t addr, unsigned size, bool write);
 

@@ -17,6 +17,11 @@ std::string Machine::hex(std::uint64_t v) {
 
 [[noreturn]] void Machine::bad_address(std::uint64_t addr, unsigned size, bool write,
                                        const char* space) {
+  if (write && in_global(addr, size)) {  // in the map, but not writable
+    fault(Fault::illegal_address, "illegal address: store of " + std::to_string(size) +
+                                      " bytes at " + hex(addr) + " (" + space +
+                                      "); the device may only read this memory");
+  }
   std::string near = "no allocation";
   if (!l_.memory.empty()) {
     auto it = std::upper_bound(l_.memory.begin(), l_.memory.end(), addr,
@@ -41,15 +46,17 @@ std::string Machine::hex(std::uint64_t v) {
                                     " (" + space + "); " + near);
 }
 
-bool Machine::in_global(std::uint64_t a, unsigned size) {
-  if (cache_.base <= a && a + size <= cache_.end && a + size >= a) return true;
+bool Machine::in_global(std::uint64_t a, unsigned size, bool write) {
+  if (cache_.base <= a && a + size <= cache_.end && a + size >= a) {
+    return !(write && cache_.read_only);
+  }
   auto it = std::upper_bound(l_.memory.begin(), l_.memory.end(), a,
                              [](std::uint64_t x, const MemoryRange& r) { return x < r.base; });
   if (it == l_.memory.begin()) return false;
   --it;
   if (a + size > it->end || a + size < a) return false;
   cache_ = *it;
-  return true;
+  return !(write && cache_.read_only);
 }
 
 // The host address of an access of `size` bytes at `addr` in `space`.
@@ -73,7 +80,7 @@ unsigned char* Machine::resolve(Thread& t, Space space, std::uint64_t addr, unsi
       [[fallthrough]];
     case Space::global:
     case Space::constant:
-      if (!in_global(addr, size)) bad_address(addr, size, write, "global");
+      if (!in_global(addr, size, write)) bad_address(addr, size, write, "global");
       return reinterpret_cast<unsigned char*>(addr);
     case Space::shared:
       if (addr + size > shared_size_ || addr + size < addr) {
