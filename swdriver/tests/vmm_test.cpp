@@ -472,3 +472,56 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: the functions count their calls and obey fault 
 }
 
 }  // namespace
+
+// SWCUDA_DEVICES=3 (CMakeLists.txt).
+TEST_SUITE("env") {
+  // "CU_POINTER_ATTRIBUTE_MAPPING_SIZE: Size of the actual underlying mapping that the pointer
+  // belongs to"; "..._MAPPING_BASE_ADDR: The start address of the mapping that the pointer
+  // belongs to": a cuMemMap's range, not the reservation's. Access is per mapping and device
+  // (cuMemSetAccess): a device's copy engine faults on a mapping it was not given, as a GPU
+  // faults on a page not mapped for it.
+  TEST_CASE_FIXTURE(swcu::test::VmmTest,
+                    "vmm: mappings answer for themselves and access is per device and mapping") {
+    using swcu::test::kTwoMiB;
+    const CUmemGenericAllocationHandle h1 = create(kTwoMiB);
+    const CUmemGenericAllocationHandle h2 = create(kTwoMiB);
+    const CUdeviceptr p = reserve(3 * kTwoMiB);
+    map_rw(p, kTwoMiB, h1);  // device 0 only
+    SWT_REQUIRE_SUCCESS(cu.cuMemMap(p + kTwoMiB, kTwoMiB, 0, h2, 0));
+    const CUmemAccessDesc both[] = {swcu::test::read_write(0), swcu::test::read_write(1)};
+    SWT_REQUIRE_SUCCESS(cu.cuMemSetAccess(p + kTwoMiB, kTwoMiB, both, 2));
+
+    const auto pointer = [&](CUpointer_attribute attribute, CUdeviceptr at) {
+      unsigned long long value = 0;  // wide enough for every attribute read here
+      SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&value, attribute, at));
+      return value;
+    };
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, p + kTwoMiB + 100) == p + kTwoMiB);
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_MAPPING_SIZE, p + kTwoMiB + 100) == kTwoMiB);
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, p + 8) == p);
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_RANGE_SIZE, p + 8) == 3 * kTwoMiB);  // the reservation
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p + 8) ==
+          CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
+
+    const CUcontext peer = swcu::test::create_context(1);
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p + 8) ==
+          CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE);
+    CHECK(pointer(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p + kTwoMiB) ==
+          CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
+    const CUstream s1 = swcu::test::create_stream();
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32Async(p + kTwoMiB, 7, 16, s1));  // granted to device 1
+    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s1));
+    CHECK(reinterpret_cast<const std::uint32_t*>(p + kTwoMiB)[15] == 7);
+    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32Async(p, 7, 16, s1));  // device 0's only: a fault
+    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s1), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(reinterpret_cast<const std::uint32_t*>(p)[0] == 0);
+    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
+    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
+
+    SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
+    SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(p + kTwoMiB, kTwoMiB));
+    SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, 3 * kTwoMiB));
+    SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h1));
+    SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h2));
+  }
+}

@@ -76,7 +76,8 @@ CUresult run_copy(State& s, int device, const CopyShape& c) {
   const std::size_t dst_span = (c.height - 1) * c.dst_pitch + c.width;
   const std::size_t src_span = (c.height - 1) * c.src_pitch + c.width;
   if (!still_there(s, c.dst, dst_span) || !still_there(s, c.src, src_span) ||
-      !device_may_access(s, device, c.dst, true) || !device_may_access(s, device, c.src, false)) {
+      !device_may_access(s, device, c.dst, dst_span, true) ||
+      !device_may_access(s, device, c.src, src_span, false)) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   for (std::size_t row = 0; row < c.height; ++row) {
@@ -89,7 +90,7 @@ CUresult run_copy(State& s, int device, const CopyShape& c) {
 CUresult run_fill(State& s, int device, const FillShape& f) {
   const std::size_t row = f.width * f.element_size;
   if (!still_there(s, f.dst, (f.height - 1) * f.pitch + row) ||
-      find_allocation(s, f.dst) == nullptr || !device_may_access(s, device, f.dst, true)) {
+      find_allocation(s, f.dst) == nullptr || !device_may_access(s, device, f.dst, (f.height - 1) * f.pitch + row, true)) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   for (std::size_t r = 0; r < f.height; ++r) {

@@ -112,8 +112,9 @@ Op copy_op(const Copy& c) {
     if (!still_there(s, c.dst, dst_span) || (!c.staged && !still_there(s, c.src, src_span))) {
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     }
-    if ((c.dst.checked && !device_may_access(s, c.device, c.dst.address, true)) ||
-        (c.src.checked && !c.staged && !device_may_access(s, c.device, c.src.address, false))) {
+    if ((c.dst.checked && !device_may_access(s, c.device, c.dst.address, dst_span, true)) ||
+        (c.src.checked && !c.staged &&
+         !device_may_access(s, c.device, c.src.address, src_span, false))) {
       return CUDA_ERROR_ILLEGAL_ADDRESS;
     }
     const auto* src =
@@ -306,7 +307,7 @@ CUresult memset(Sym sym, Mode mode, NullStream null, CUstream stream, CUdevicept
       const int device = q->device;
       op.work = [=](State& state) -> CUresult {
         if (find_range(state, dst, *span, Access::execute) == nullptr ||
-            !device_may_access(state, device, dst, true)) {
+            !device_may_access(state, device, dst, *span, true)) {
           return CUDA_ERROR_ILLEGAL_ADDRESS;
         }
         for (std::size_t r = 0; r < height; ++r) {

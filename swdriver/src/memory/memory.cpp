@@ -268,9 +268,12 @@ int device_access(const Allocation& a, int device) noexcept {
   return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 }
 
-bool device_may_access(State& s, int device, std::uintptr_t address, bool write) {
+bool device_may_access(State& s, int device, std::uintptr_t address, std::size_t bytes,
+                       bool write) {
   const Allocation* const a = find_allocation(s, address);
-  if (device < 0 || a == nullptr || !a->pool || !a->pool->charges_device()) return true;
+  if (device < 0 || a == nullptr) return true;
+  if (a->kind == SWCU_ADDRESS_RESERVATION) return vmm_device_may(*a, address, bytes, device);
+  if (!a->pool || !a->pool->charges_device()) return true;
   const int flags = device_access(*a, device);
   return write ? flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
                : flags != CU_MEM_ACCESS_FLAGS_PROT_NONE;

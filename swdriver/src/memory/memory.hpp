@@ -169,12 +169,14 @@ void release_pool_memory(State& s) noexcept;
 /// read-only for a read-only registration). What copies and kernels check when they execute.
 [[nodiscard]] int device_access(const Allocation& a, int device) noexcept;
 
-/// Whether a copy or memset that `device` runs may touch the memory at `address` (write:
+/// Whether a copy or memset that `device` runs may touch the `bytes` at `address` (write:
 /// read-write, else read). Memory of a device pool is mapped only for the devices
-/// cuMemPoolSetAccess lets in: a GPU's copy engine faults on it elsewhere
-/// (CUDA_ERROR_ILLEGAL_ADDRESS, sticky); it does not follow peer access. True for a negative
-/// `device` (a copy no device runs) and for memory the driver does not know.
-[[nodiscard]] bool device_may_access(State& s, int device, std::uintptr_t address, bool write);
+/// cuMemPoolSetAccess lets in, and a reserved range (vmm.hpp) only for the devices cuMemSetAccess
+/// lets in: a GPU's copy engine faults on it elsewhere (CUDA_ERROR_ILLEGAL_ADDRESS, sticky); it
+/// does not follow peer access. True for a negative `device` (a copy no device runs) and for
+/// memory the driver does not know.
+[[nodiscard]] bool device_may_access(State& s, int device, std::uintptr_t address,
+                                     std::size_t bytes, bool write);
 
 /// Allocates `bytes` from `pool` for a stream-ordered allocation in `q`, enqueuing the
 /// allocation; CUDA_ERROR_OUT_OF_MEMORY when the pool or device cannot hold it.

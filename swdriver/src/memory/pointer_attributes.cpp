@@ -5,6 +5,7 @@
 #include <span>
 
 #include "memory/memory.hpp"
+#include "memory/vmm.hpp"
 
 namespace swcu {
 namespace {
@@ -24,8 +25,18 @@ bool plain_device_memory(const Allocation& a) {
 // CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS of `a` from the device of `ctx` (the current context):
 // pool memory as the pool allows it (cuMemPoolSetAccess); device memory of another context as
 // peer access from `ctx` allows it (cuCtxEnablePeerAccess); host, managed and own memory
-// read-write (a read-only registration: read).
-int access_flags(const State& s, const Allocation& a, const Context& ctx) {
+// read-write (a read-only registration: read); a reserved range as cuMemSetAccess set the
+// mapping at `ptr`.
+int access_flags(const State& s, const Allocation& a, std::uintptr_t ptr, const Context& ctx) {
+  if (a.kind == SWCU_ADDRESS_RESERVATION) {
+    std::uintptr_t base = 0;
+    const VmmMapping* const m = vmm_mapping_at(a, ptr, base);
+    const auto device = static_cast<std::size_t>(ctx.device);
+    return m != nullptr && device < m->access.size() &&
+                   m->access[device] == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+               ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+               : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+  }
   if (!a.pool && a.memory == Allocation::Memory::device && a.ctx != nullptr && a.ctx != &ctx &&
       a.device != ctx.device && !s.peer_access.contains({ctx.id, a.ctx->id})) {
     return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
@@ -123,7 +134,7 @@ CUresult pointer_attribute(const State& s, int attribute, void* data, const Allo
       // context is an error alone, no access among several.
       if (strict && ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
       put(data,
-          static_cast<unsigned>(known && ctx != nullptr ? access_flags(s, *a, *ctx)
+          static_cast<unsigned>(known && ctx != nullptr ? access_flags(s, *a, ptr, *ctx)
                                                         : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
@@ -131,12 +142,24 @@ CUresult pointer_attribute(const State& s, int attribute, void* data, const Allo
                     ? reinterpret_cast<CUmemoryPool>(const_cast<void*>(a->pool->handle))
                     : CUmemoryPool{});
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:  // every allocation is one mapping of its own
-      put(data, known ? a->size : std::size_t{0});
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: {
+      // A reserved range: the cuMemMap mapping that holds the pointer. Any other allocation is
+      // one mapping of its own.
+      std::uintptr_t base = known ? a->base : 0;
+      std::size_t size = known ? a->size : 0;
+      if (known && a->kind == SWCU_ADDRESS_RESERVATION) {
+        const VmmMapping* const m = vmm_mapping_at(*a, ptr, base);
+        size = m != nullptr ? m->size : 0;
+        if (m == nullptr) base = 0;
+      }
+      if (attribute == CU_POINTER_ATTRIBUTE_MAPPING_SIZE) {
+        put(data, size);
+      } else {
+        put(data, reinterpret_cast<void*>(base));
+      }
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
-      put(data, known ? reinterpret_cast<void*>(a->base) : nullptr);
-      return CUDA_SUCCESS;
+    }
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:  // the physical allocation: the allocation itself
       put(data, known ? a->buffer_id : 0ULL);
       return CUDA_SUCCESS;

@@ -121,7 +121,13 @@ CUresult location_slot(State& s, const CUmemLocation& loc, VmmMapping& m, int*& 
 
 }  // namespace
 
-bool vmm_accessible(const Allocation& r, std::uintptr_t address, std::size_t bytes) noexcept {
+namespace {
+
+// Whether all of [address, address + bytes) of the reservation `r` is mapped, without holes, by
+// mappings that each pass `accept`.
+template <class Accept>
+bool mapped_throughout(const Allocation& r, std::uintptr_t address, std::size_t bytes,
+                       Accept accept) noexcept {
   if (!r.vmm) return false;
   const auto& mappings = r.vmm->mappings;
   auto it = mappings.upper_bound(address);
@@ -130,13 +136,38 @@ bool vmm_accessible(const Allocation& r, std::uintptr_t address, std::size_t byt
   const std::uintptr_t end = address + std::max<std::size_t>(bytes, 1);
   std::uintptr_t next = address;
   for (; it != mappings.end(); ++it) {
-    if (it->first > next || it->first + it->second.size <= next || !any_access(it->second)) {
+    if (it->first > next || it->first + it->second.size <= next || !accept(it->second)) {
       return false;
     }
     next = it->first + it->second.size;
     if (next >= end) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool vmm_accessible(const Allocation& r, std::uintptr_t address, std::size_t bytes) noexcept {
+  return mapped_throughout(r, address, bytes, any_access);
+}
+
+bool vmm_device_may(const Allocation& r, std::uintptr_t address, std::size_t bytes,
+                    int device) noexcept {
+  const auto d = static_cast<std::size_t>(device);
+  return mapped_throughout(r, address, bytes, [d](const VmmMapping& m) {
+    return (d < m.access.size() && m.access[d] == kReadWrite) || m.host_access == kReadWrite;
+  });
+}
+
+const VmmMapping* vmm_mapping_at(const Allocation& r, std::uintptr_t address,
+                                 std::uintptr_t& base) noexcept {
+  if (!r.vmm) return nullptr;
+  auto it = r.vmm->mappings.upper_bound(address);
+  if (it == r.vmm->mappings.begin()) return nullptr;
+  --it;
+  if (address >= it->first + it->second.size) return nullptr;
+  base = it->first;
+  return &it->second;
 }
 
 std::vector<std::pair<std::uintptr_t, std::uintptr_t>> vmm_device_ranges(const Allocation& r,

@@ -45,6 +45,17 @@ struct VmmRanges {
 [[nodiscard]] bool vmm_accessible(const Allocation& r, std::uintptr_t address,
                                   std::size_t bytes) noexcept;
 
+/// Whether a copy or memset `device` runs may read and write all of [address, address + bytes)
+/// of the reservation `r`: mapped without holes, each mapping read-write for that device or,
+/// for memory on the host, for the host.
+[[nodiscard]] bool vmm_device_may(const Allocation& r, std::uintptr_t address, std::size_t bytes,
+                                  int device) noexcept;
+
+/// The mapping of the reservation `r` that holds `address`, with its first address in `base`;
+/// nullptr where nothing is mapped.
+[[nodiscard]] const VmmMapping* vmm_mapping_at(const Allocation& r, std::uintptr_t address,
+                                               std::uintptr_t& base) noexcept;
+
 /// The ranges [first, end) of the reservation `r` that `device` may read and write, adjacent
 /// mappings merged, in address order.
 [[nodiscard]] std::vector<std::pair<std::uintptr_t, std::uintptr_t>> vmm_device_ranges(
