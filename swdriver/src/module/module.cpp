@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 #include <new>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/config.hpp"
 #include "memory/memory.hpp"
@@ -161,12 +163,12 @@ namespace {
 void link_program_globals(const Image& image, Module& m) {
   const ptx::Program& p = *image.program;
   m.program_globals.assign(p.globals.size(), 0);
+  std::unordered_map<std::string_view, std::size_t> index;  // by hash: linear in the globals
+  index.reserve(image.globals.size());
+  for (std::size_t k = 0; k < image.globals.size(); ++k) index.emplace(image.globals[k].name, k);
   for (std::size_t i = 0; i < p.globals.size(); ++i) {
-    for (std::size_t k = 0; k < image.globals.size(); ++k) {
-      if (image.globals[k].name == p.globals[i].name) {
-        m.program_globals[i] = m.globals[k]->base;
-        break;
-      }
+    if (const auto it = index.find(p.globals[i].name); it != index.end()) {
+      m.program_globals[i] = m.globals[it->second]->base;
     }
   }
   for (std::size_t i = 0; i < p.globals.size(); ++i) {

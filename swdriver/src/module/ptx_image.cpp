@@ -683,10 +683,13 @@ LoadLog parse_ptx(std::string_view text, const LoadOptions& options, Image& out)
     log.error_log = "ptxas application ptx input, " + why;
     return log;
   }
+  // Initializers by name, looked up by hash: loading stays linear in the number of globals.
+  std::unordered_map<std::string_view, GlobalDesc*> by_name;
+  by_name.reserve(out.globals.size());
+  for (GlobalDesc& d : out.globals) by_name.emplace(d.name, &d);
   for (const ptx::Global& g : out.program->globals) {
-    for (GlobalDesc& d : out.globals) {
-      if (d.name == g.name && !g.init.empty()) d.init = g.init;
-    }
+    if (g.init.empty()) continue;
+    if (const auto it = by_name.find(g.name); it != by_name.end()) it->second->init = g.init;
   }
   out.arch = kDeviceArch;  // "compiled" for the device
   log.info_log = "swcuda: PTX ISA " + std::to_string(out.ptx_isa / 10) + "." +
