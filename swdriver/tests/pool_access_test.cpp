@@ -5,9 +5,9 @@
 
 namespace {
 
+using swcu::test::api;
 using swcu::test::create_context;
 using swcu::test::create_stream;
-using swcu::test::api;
 using swcu::test::gr;
 using swcu::test::kernel_file;
 using swcu::test::mod;
@@ -39,6 +39,16 @@ struct PoolMemory {
     REQUIRE(swcu::test::api().cuMemPoolSetAccess(pool, &desc, 1) == CUDA_SUCCESS);
   }
 };
+
+// Instantiates `g`, launches it in `s`, checks what synchronizing gives, and destroys both.
+void run_graph(CUgraph g, CUstream s, CUresult expected) {
+  CUgraphExec exec = nullptr;
+  SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&exec, g, 0));
+  SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, s));
+  SWT_CHECK_RESULT(api().cuStreamSynchronize(s), expected);
+  SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+  SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+}
 
 }  // namespace
 
@@ -75,12 +85,7 @@ TEST_SUITE("env") {
         fill.height = 1;
         CUgraphNode node = nullptr;
         SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&node, g, nullptr, 0, &fill, peer));
-        CUgraphExec exec = nullptr;
-        SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&exec, g, 0));
-        SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, s1));
-        SWT_CHECK_RESULT(api().cuStreamSynchronize(s1), expected);
-        SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-        SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+        run_graph(g, s1, expected);
       }
       SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(peer));
       SWT_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
@@ -125,12 +130,7 @@ TEST_SUITE("env") {
     copy.Depth = 1;
     CUgraphNode node = nullptr;
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&node, g, nullptr, 0, &copy, peer));
-    CUgraphExec exec = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&exec, g, 0));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, s1));
-    SWT_CHECK_RESULT(api().cuStreamSynchronize(s1), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+    run_graph(g, s1, CUDA_ERROR_ILLEGAL_ADDRESS);
     SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(peer));
 
     memory.let_in(1, CU_MEM_ACCESS_FLAGS_PROT_READ);  // reading is enough for the source
@@ -140,12 +140,8 @@ TEST_SUITE("env") {
     copy.dstDevice = out;
     SWT_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
     SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&node, g, nullptr, 0, &copy, again));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&exec, g, 0));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, s2));
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(s2));
+    run_graph(g, s2, CUDA_SUCCESS);
     CHECK(reinterpret_cast<const float*>(out)[n - 1] == 1.0f);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
     SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(out));
     SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(again));
     SWT_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
