@@ -349,9 +349,11 @@ TEST_SUITE("rtc") {
 
   TEST_CASE("a log nvJitLink cannot give is left out, and the error still says what failed") {
     rtc::program use{use_source, "use.cu"};
-    const auto used = use.compile({.arch = "compute_90", .relocatable_device_code = true});
+    // A cubin, as in the test below: nvJitLink's own error path for PTX input trips ASan
+    // inside libnvJitLink (a vsnprintf on its stack), which is not cuwrap's to fix.
+    const auto used = use.compile({.arch = "sm_90", .relocatable_device_code = true});
     rtc::linker lk{{.arch = "sm_90"}};
-    lk.add(rtc::input_type::ptx, std::string_view{used.ptx()}, "use.ptx");  // twice() undefined
+    lk.add(used);  // twice() undefined
     link_calls.reset();
     link_calls.fail_function = "nvJitLinkGetErrorLogSize";
     link_calls.fail_call = 1;
@@ -362,7 +364,7 @@ TEST_SUITE("rtc") {
     } catch (const cuwrap::rtc::rtc_error& e) {
       CHECK(std::string{e.api()} == "nvJitLinkComplete");
       CHECK(e.log().empty());
-      CHECK(std::string{e.what()}.find("use.ptx") != std::string::npos);
+      CHECK(std::string{e.what()}.find("use.cu") != std::string::npos);
     }
     link_calls.reset();
     CHECK_FALSE(lk.error_log().empty());  // the log itself is still there
