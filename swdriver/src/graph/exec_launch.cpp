@@ -90,7 +90,8 @@ CUresult run_copy(State& s, int device, const CopyShape& c) {
 CUresult run_fill(State& s, int device, const FillShape& f) {
   const std::size_t row = f.width * f.element_size;
   if (!still_there(s, f.dst, (f.height - 1) * f.pitch + row) ||
-      find_allocation(s, f.dst) == nullptr || !device_may_access(s, device, f.dst, (f.height - 1) * f.pitch + row, true)) {
+      find_allocation(s, f.dst) == nullptr ||
+      !device_may_access(s, device, f.dst, (f.height - 1) * f.pitch + row, true)) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   for (std::size_t r = 0; r < f.height; ++r) {
