@@ -173,6 +173,26 @@ std::unique_ptr<std::string> wanted_parameters(std::span<const char* const> type
   return typed ? std::make_unique<std::string>(detail::demangled_parameters(types)) : nullptr;
 }
 
+// Looks a kernel up by `name` with `get(name)` (the driver call `api`, which fills the handle);
+// when the driver does not know the name, as an unmangled C++ name among `kernels()`, demangled,
+// the parameter types picking among overloads. Returns the name found; throws if none.
+template <class Get, class Kernels>
+std::string find_kernel_name(std::string_view name, std::span<const char* const> parameter_types,
+                             bool typed, const char* api, Get get, Kernels kernels,
+                             std::source_location where) {
+  std::string n{name};
+  CUresult r = get(n.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND) {
+    const auto parameters = wanted_parameters(parameter_types, typed);
+    n = detail::match_kernel_name(name, kernels(), parameters.get(), api, where);
+    r = get(n.c_str());
+  }
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), api, "kernel '" + n + "'", where);
+  }
+  return n;
+}
+
 }  // namespace
 
 struct module::state {
@@ -232,18 +252,11 @@ cuwrap::kernel module::find_kernel(std::string_view name,
                                    std::span<const char* const> parameter_types, bool typed,
                                    std::source_location where) const {
   detail::expect_not_moved_from(state_ != nullptr, "module", "kernel", where);
-  std::string n{name};
   CUfunction f{};
-  CUresult r = detail::driver().cuModuleGetFunction(&f, state_->handle, n.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) {  // an unmangled C++ name: look among the demangled names
-    const auto parameters = wanted_parameters(parameter_types, typed);
-    n = detail::match_kernel_name(name, kernels(where), parameters.get(), "cuModuleGetFunction",
-                                  where);
-    r = detail::driver().cuModuleGetFunction(&f, state_->handle, n.c_str());
-  }
-  if (r != CUDA_SUCCESS) {
-    detail::throw_error(make_error_code(r), "cuModuleGetFunction", "kernel '" + n + "'", where);
-  }
+  const std::string n = find_kernel_name(
+      name, parameter_types, typed, "cuModuleGetFunction",
+      [&](const char* c) { return detail::driver().cuModuleGetFunction(&f, state_->handle, c); },
+      [&] { return kernels(where); }, where);
   return cuwrap::kernel::from_function(f, n, state_, state_->context->handle, where);
 }
 
@@ -336,18 +349,11 @@ cuwrap::kernel library::find_kernel(std::string_view name,
                                     std::span<const char* const> parameter_types, bool typed,
                                     std::source_location where) const {
   detail::expect_not_moved_from(state_ != nullptr, "library", "kernel", where);
-  std::string n{name};
   CUkernel k{};
-  CUresult r = detail::driver().cuLibraryGetKernel(&k, state_->handle, n.c_str());
-  if (r == CUDA_ERROR_NOT_FOUND) {  // an unmangled C++ name: look among the demangled names
-    const auto parameters = wanted_parameters(parameter_types, typed);
-    n = detail::match_kernel_name(name, kernels(where), parameters.get(), "cuLibraryGetKernel",
-                                  where);
-    r = detail::driver().cuLibraryGetKernel(&k, state_->handle, n.c_str());
-  }
-  if (r != CUDA_SUCCESS) {
-    detail::throw_error(make_error_code(r), "cuLibraryGetKernel", "kernel '" + n + "'", where);
-  }
+  const std::string n = find_kernel_name(
+      name, parameter_types, typed, "cuLibraryGetKernel",
+      [&](const char* c) { return detail::driver().cuLibraryGetKernel(&k, state_->handle, c); },
+      [&] { return kernels(where); }, where);
   return cuwrap::kernel::from_library_kernel(k, n, state_, where);
 }
 
