@@ -14,25 +14,19 @@
 #include <vector>
 
 #include "cuwrap/cuwrap.hpp"
-#include "sw_fixture.hpp"
+#include "kernels_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
-using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
 
 namespace {
 
-struct fixture : sw_fixture {
-  cuwrap::primary_context ctx{cuwrap::device::get(0)};
-  cuwrap::stream s{ctx};
-  cuwrap::module mod =
-      cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
+struct fixture : cuwrap::testing::kernels_fixture {
   // saxpy(a, x, y, n): y[i] = a * x[i] + y[i]; scale(data, factor, n): data[i] *= factor
   cuwrap::typed_kernel<void(float, const float*, float*, int)> saxpy =
       mod.kernel<void(float, const float*, float*, int)>("saxpy");
   cuwrap::typed_kernel<void(float*, float, int)> scale =
       mod.kernel<void(float*, float, int)>("scale");
-  ~fixture() { swcuda().clear_launch_log(); }
 };
 
 constexpr int n = 64;

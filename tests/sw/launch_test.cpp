@@ -12,7 +12,7 @@
 
 #include "cuwrap/cuwrap.hpp"
 #include "fault_sweep.hpp"
-#include "sw_fixture.hpp"
+#include "kernels_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
 using cuwrap::testing::sw_fixture;
@@ -20,14 +20,7 @@ using cuwrap::testing::swcuda;
 
 namespace {
 
-// The kernels of tests/kernels/kernels.cu, whose PTX the software driver runs.
-struct fixture : sw_fixture {
-  cuwrap::primary_context ctx{cuwrap::device::get(0)};
-  cuwrap::stream s{ctx};
-  cuwrap::module mod =
-      cuwrap::module::load_file(ctx, std::string{CUWRAP_TEST_KERNELS_DIR} + "/kernels.ptx");
-  ~fixture() { swcuda().clear_launch_log(); }
-};
+using fixture = cuwrap::testing::kernels_fixture;
 
 swcu_launch last_launch() {
   const std::size_t n = swcuda().launch_log_size();

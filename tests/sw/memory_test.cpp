@@ -9,6 +9,7 @@
 
 #include "call_checks.hpp"
 #include "fault_sweep.hpp"
+#include "fill_checks.hpp"
 #include "sw_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
@@ -121,24 +122,7 @@ TEST_SUITE("memory") {
 
   TEST_CASE_FIXTURE(sw_fixture, "fill writes 1-, 2- and 4-byte patterns") {
     current_primary p;
-    cuwrap::device_buffer<std::uint8_t> bytes{p.ctx, 5};
-    cuwrap::device_buffer<std::int16_t> shorts{p.ctx, 5};
-    cuwrap::device_buffer<float> floats{p.ctx, 5};
-    cuwrap::fill(bytes, std::uint8_t{0xab});
-    cuwrap::fill(shorts, std::int16_t{-2});
-    cuwrap::fill(floats, 1.5f);
-    std::vector<std::uint8_t> b(5);
-    std::vector<std::int16_t> s(5);
-    std::vector<float> f(5);
-    cuwrap::copy(b, bytes);
-    cuwrap::copy(s, shorts);
-    cuwrap::copy(f, floats);
-    CHECK(b == std::vector<std::uint8_t>(5, 0xab));
-    CHECK(s == std::vector<std::int16_t>(5, -2));
-    CHECK(f == std::vector<float>(5, 1.5f));
-    cuwrap::zero(floats.span().subspan(1, 2));
-    cuwrap::copy(f, floats);
-    CHECK(f == std::vector<float>{1.5f, 0.0f, 0.0f, 1.5f, 1.5f});
+    cuwrap::testing::check_fill_patterns(p.ctx);
   }
 
   // Synchronous copies without a current context: tests/sw/sync_copy_context_test.cpp.

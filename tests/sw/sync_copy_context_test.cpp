@@ -9,6 +9,7 @@
 
 #include "call_checks.hpp"
 #include "cuwrap/cuwrap.hpp"
+#include "fill_checks.hpp"
 #include "sw_fixture.hpp"
 
 using cuwrap::testing::calls_made_by;
@@ -62,24 +63,7 @@ TEST_SUITE("sync copies without a current context") {
 
   TEST_CASE_FIXTURE(fixture, "fill and zero run in the memory's context") {
     REQUIRE(none_current());
-    cuwrap::device_buffer<std::uint8_t> bytes{ctx, 5};
-    cuwrap::device_buffer<std::int16_t> shorts{ctx, 5};
-    cuwrap::device_buffer<float> floats{ctx, 5};
-    cuwrap::fill(bytes, std::uint8_t{0xab});
-    cuwrap::fill(shorts, std::int16_t{-2});
-    cuwrap::fill(floats, 1.5f);
-    std::vector<std::uint8_t> b(5);
-    std::vector<std::int16_t> s(5);
-    std::vector<float> f(5);
-    cuwrap::copy(b, bytes);
-    cuwrap::copy(s, shorts);
-    cuwrap::copy(f, floats);
-    CHECK(b == std::vector<std::uint8_t>(5, 0xab));
-    CHECK(s == std::vector<std::int16_t>(5, -2));
-    CHECK(f == std::vector<float>(5, 1.5f));
-    cuwrap::zero(floats.span().subspan(1, 2));
-    cuwrap::copy(f, floats);
-    CHECK(f == std::vector<float>{1.5f, 0.0f, 0.0f, 1.5f, 1.5f});
+    cuwrap::testing::check_fill_patterns(ctx);
     CHECK(none_current());
   }
 
