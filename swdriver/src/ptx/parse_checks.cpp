@@ -118,7 +118,14 @@ void Parser::check(const Inst& inst, int line) {
       need(2);
       if (inst.ops[0].kind != Operand::Kind::addr) fail_at(line, "st needs an address");
       break;
-    case Op::bra: need(1); break;
+    case Op::bra:
+      need(1);
+      if (inst.ops[0].kind != Operand::Kind::label) fail_at(line, "bra needs a label");
+      break;
+    case Op::brx:  // brx.idx index, table (found by fuzzing: an address in the table's place)
+      need(2);
+      if (inst.ops[1].kind != Operand::Kind::label) fail_at(line, "brx.idx needs a branch table");
+      break;
     // warp collectives: the member mask is always the last operand (found by fuzzing)
     case Op::shfl: need(5); break;
     case Op::vote:

@@ -211,6 +211,8 @@ $end:
         {"  add.u32 7, %tx, 1;\n", "add.u32 7"},              // an immediate destination
         {"  setp.eq.u32 %tx, %tx, 1;\n", "setp.eq.u32 %tx"},  // setp into a .b32 register
         {"  vote.sync.ballot.b32;\n", "vote.sync.ballot"},    // no operands (found by fuzzing)
+        {"  brx.idx %tx, [%out];\n", "brx.idx"},              // no table (found by fuzzing)
+        {"  bra [%out];\n", "bra [%out]"},                    // an address, not a label
     };
     for (const auto& c : cases) {
       const std::string text = ptxt::kernel(c[0]);
