@@ -41,13 +41,13 @@ TEST_SUITE("asynchronous and sticky faults") {
     const CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:2:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
     swcu::test::Log log;
-    for (int i = 1; i <= 3; ++i) SWT_CHECK_RESULT(log.enqueue(s, i), CUDA_SUCCESS);
+    for (int i = 1; i <= 3; ++i) SWCU_TEST_CHECK_RESULT(log.enqueue(s, i), CUDA_SUCCESS);
     CHECK(log.order() == std::vector{1, 3});  // the failed host function was not called
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);  // reported already
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);  // reported already
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -56,30 +56,30 @@ TEST_SUITE("asynchronous and sticky faults") {
     const CUstream s = create_stream();
     const CUevent before = create_event();
     const CUevent after = create_event();
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(before, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(before, s));
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:1+:CUDA_ERROR_LAUNCH_TIMEOUT:async") == 0);
     auto fail_once = [&] {
-      SWT_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
           s, [](void*) {}, nullptr));
-      SWT_REQUIRE_SUCCESS(cu.cuEventRecord(after, s));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(after, s));
     };
     fail_once();
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_LAUNCH_TIMEOUT);
-    SWT_CHECK_RESULT(cu.cuEventSynchronize(after), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventSynchronize(after), CUDA_SUCCESS);
     fail_once();
-    SWT_CHECK_RESULT(cu.cuEventSynchronize(before), CUDA_SUCCESS);  // captured earlier work
-    SWT_CHECK_RESULT(cu.cuEventQuery(after), CUDA_ERROR_LAUNCH_TIMEOUT);
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventSynchronize(before), CUDA_SUCCESS);  // captured earlier work
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(after), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
     fail_once();
-    SWT_CHECK_RESULT(cu.cuEventSynchronize(after), CUDA_ERROR_LAUNCH_TIMEOUT);
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventSynchronize(after), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
     fail_once();
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_SUCCESS);
     ctl.clear_fault_rules();
-    for (const CUevent e : {before, after}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    for (const CUevent e : {before, after}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -87,13 +87,14 @@ TEST_SUITE("asynchronous and sticky faults") {
     const CUcontext ctx = create_context();
     REQUIRE(ctl.add_fault_rule("cuStreamCreate:1:CUDA_ERROR_OUT_OF_MEMORY:async") == 0);
     CUstream s = nullptr;
-    SWT_CHECK_RESULT(cu.cuStreamCreate(&s, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamCreate(&s, 0), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
     // A call refused for its arguments drops the async fault with the operation.
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
-    SWT_CHECK_RESULT(cu.cuLaunchHostFunc(nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuLaunchHostFunc(nullptr, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -104,30 +105,30 @@ TEST_SUITE("asynchronous and sticky faults") {
     const CUstream s = create_stream();
     const CUevent e = create_event();
     REQUIRE(ctl.add_fault_rule("cuStreamQuery:1:CUDA_ERROR_ILLEGAL_ADDRESS:sticky") == 0);
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
     ctl.clear_fault_rules();  // the context stays broken without the rule
     CUstream created = nullptr;
     CUdevice dev = -1;
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(nullptr), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuStreamCreate(&created, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuCtxGetDevice(&dev), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuEventRecord(e, s), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuStreamDestroy_v2(s), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuEventDestroy_v2(e), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(nullptr), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamCreate(&created, 0), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetDevice(&dev), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventRecord(e, s), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamDestroy_v2(s), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventDestroy_v2(e), CUDA_ERROR_ILLEGAL_ADDRESS);
     CHECK(created == nullptr);
     // Other contexts and calls that need no context are unaffected.
     int count = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamQuery(healthy_stream));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize_v2(healthy));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamQuery(healthy_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize_v2(healthy));
     // Destroying it reclaims what it held.
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(broken));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(broken));
     CHECK(ctl.live_handles(SWCU_STREAM) == 1);
     CHECK(ctl.live_handles(SWCU_EVENT) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(healthy_stream));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(healthy));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(healthy_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(healthy));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -136,37 +137,37 @@ TEST_SUITE("asynchronous and sticky faults") {
     const CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:2:CUDA_ERROR_LAUNCH_FAILED:async:sticky") == 0);
     swcu::test::Log log;
-    SWT_CHECK_RESULT(log.enqueue(s, 1), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(log.enqueue(s, 2), CUDA_SUCCESS);  // ran (and failed) at enqueue
-    SWT_CHECK_RESULT(log.enqueue(s, 3), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);  // sticky
+    SWCU_TEST_CHECK_RESULT(log.enqueue(s, 1), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(log.enqueue(s, 2), CUDA_SUCCESS);  // ran (and failed) at enqueue
+    SWCU_TEST_CHECK_RESULT(log.enqueue(s, 3), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);  // sticky
     CHECK(log.order() == std::vector{1});
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "resetting a primary context clears its sticky error") {
     CUcontext primary = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(primary));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(primary));
     REQUIRE(ctl.add_fault_rule("cuCtxSynchronize:1:CUDA_ERROR_HARDWARE_STACK_ERROR:sticky") == 0);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_HARDWARE_STACK_ERROR);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_HARDWARE_STACK_ERROR);
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(0));
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_HARDWARE_STACK_ERROR);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_HARDWARE_STACK_ERROR);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(0));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a sticky rule without a current context breaks nothing") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:CUDA_ERROR_ILLEGAL_ADDRESS:sticky") == 0);
     int count = 0;
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_ILLEGAL_ADDRESS);
     const CUcontext ctx = create_context();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 }
 
@@ -178,17 +179,17 @@ TEST_SUITE("deferred") {
     const CUstream s = create_stream();
     Status status;
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(cu.cuStreamAddCallback(s, record_status, &status, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamAddCallback(s, record_status, &status, 0));
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:1:CUDA_ERROR_ILLEGAL_INSTRUCTION:async:sticky") ==
             0);
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));  // fails when it executes
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 2));  // skipped: the context is broken by then
-    SWT_REQUIRE_SUCCESS(cu.cuStreamAddCallback(s, record_status, &status, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 1));  // fails when it executes
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 2));  // skipped: the context is broken by then
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamAddCallback(s, record_status, &status, 0));
     CHECK(status.seen.empty());
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_INSTRUCTION);
     CHECK(status.seen == std::vector{CUDA_SUCCESS, CUDA_ERROR_ILLEGAL_INSTRUCTION});
     CHECK(log.order().empty());
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -196,12 +197,12 @@ TEST_SUITE("deferred") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuLaunchHostFunc:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
         s, [](void*) {}, nullptr));
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 }

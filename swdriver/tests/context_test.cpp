@@ -33,9 +33,9 @@ TEST_SUITE("contexts") {
     CHECK(ctl.context_stack_depth() == 1);
     CHECK(ctl.live_handles(SWCU_CONTEXT) == 1);
     CUdevice dev = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetDevice(&dev));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetDevice(&dev));
     CHECK(dev == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(current() == nullptr);
     CHECK(ctl.live_handles(SWCU_CONTEXT) == 0);
   }
@@ -43,34 +43,35 @@ TEST_SUITE("contexts") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "every cuCtxCreate ABI creates a context") {
     const auto legacy = swcu::test::proc<LegacyCtxCreate>("cuCtxCreate", 2000);
     CUcontext a = nullptr, b = nullptr, c = nullptr, d = nullptr, e = nullptr;
-    SWT_REQUIRE_SUCCESS(legacy(&a, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&b, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v3(&c, nullptr, 0, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&d, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(legacy(&a, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&b, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v3(&c, nullptr, 0, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&d, nullptr, 0, 0));
     CUctxCreateParams params{};
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&e, &params, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&e, &params, 0, 0));
     CHECK(ctl.live_handles(SWCU_CONTEXT) == 5);
     CHECK(ctl.context_stack_depth() == 5);
     unsigned version = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetApiVersion(a, &version));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetApiVersion(a, &version));
     CHECK(version == 3010);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetApiVersion(e, &version));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetApiVersion(e, &version));
     CHECK(version == 3020);
-    for (const CUcontext ctx : {e, d, c, b, a}) SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    for (const CUcontext ctx : {e, d, c, b, a}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "context creation validates its arguments and creates nothing on error") {
     CUcontext ctx = reinterpret_cast<CUcontext>(0x1);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0x100, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, CU_CTX_SCHED_SPIN | CU_CTX_SCHED_YIELD, 0),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, CU_CTX_SCHED_MASK, 0),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 1), CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(nullptr, nullptr, 0, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v3(&ctx, nullptr, -1, 0, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v3(&ctx, nullptr, 1, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0x100, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        cu.cuCtxCreate_v4(&ctx, nullptr, CU_CTX_SCHED_SPIN | CU_CTX_SCHED_YIELD, 0),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, CU_CTX_SCHED_MASK, 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(nullptr, nullptr, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v3(&ctx, nullptr, -1, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v3(&ctx, nullptr, 1, 0, 0), CUDA_ERROR_INVALID_VALUE);
     CHECK(ctx == reinterpret_cast<CUcontext>(0x1));
     CHECK(ctl.live_handles_total() == 0);
     CHECK(ctl.context_stack_depth() == 0);
@@ -83,9 +84,9 @@ TEST_SUITE("contexts") {
                              CU_CTX_SYNC_MEMOPS;
       const CUcontext created = create(flags);
       unsigned got = 0;
-      SWT_REQUIRE_SUCCESS(cu.cuCtxGetFlags(&got));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetFlags(&got));
       CHECK(got == flags);
-      SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(created));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(created));
     }
   }
 
@@ -94,15 +95,15 @@ TEST_SUITE("contexts") {
     CUexecAffinityParam affinity{};
     affinity.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
     affinity.param.smCount.val = 8;
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v3(&ctx, &affinity, 1, 0, 0),
-                     CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v3(&ctx, &affinity, 1, 0, 0),
+                           CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
     CUctxCigParam cig{};
     CUctxCreateParams params{};
     params.cigParams = &cig;
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, &params, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, &params, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
     params.execAffinityParams = &affinity;
     params.numExecAffinityParams = 1;
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, &params, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, &params, 0, 0), CUDA_ERROR_INVALID_VALUE);
     CHECK(ctl.live_handles_total() == 0);
   }
 
@@ -111,66 +112,66 @@ TEST_SUITE("contexts") {
     const CUcontext b = create();
     CHECK(current() == b);
     CUcontext popped = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
     CHECK(popped == b);
     CHECK(current() == a);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(b));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(a));
     CHECK(ctl.context_stack_depth() == 3);
     CHECK(current() == a);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
     CHECK(current() == nullptr);
-    SWT_CHECK_RESULT(cu.cuCtxPopCurrent_v2(&popped), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(cu.cuCtxPushCurrent_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxPopCurrent_v2(&popped), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxPushCurrent_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "cuCtxSetCurrent replaces the top of the stack and NULL pops it") {
     const CUcontext a = create();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));  // empty stack: a no-op
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));        // empty stack: pushes
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));  // empty stack: a no-op
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));        // empty stack: pushes
     CHECK(ctl.context_stack_depth() == 1);
     const CUcontext b = create();
     CHECK(ctl.context_stack_depth() == 2);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));  // replaces b
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));  // replaces b
     CHECK(ctl.context_stack_depth() == 2);
     CHECK(current() == a);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));
     CHECK(ctl.context_stack_depth() == 1);
     CHECK(current() == a);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));
     CHECK(current() == nullptr);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "destroying a context that is not current leaves the stack alone") {
     const CUcontext a = create();
     const CUcontext b = create();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
     CHECK(ctl.context_stack_depth() == 2);  // [a (stale), b]
     CHECK(current() == b);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
     CHECK(ctl.context_stack_depth() == 1);
     CUdevice dev = -1;
-    SWT_CHECK_RESULT(cu.cuCtxGetDevice(&dev), CUDA_ERROR_CONTEXT_IS_DESTROYED);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetDevice(&dev), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a destroyed context handle is stale") {
     const CUcontext ctx = create();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
-    SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(cu.cuCtxPushCurrent_v2(ctx), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(cu.cuCtxSetCurrent(ctx), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxPushCurrent_v2(ctx), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetCurrent(ctx), CUDA_ERROR_INVALID_CONTEXT);
     unsigned version = 0;
-    SWT_CHECK_RESULT(cu.cuCtxGetApiVersion(ctx, &version), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetApiVersion(ctx, &version), CUDA_ERROR_INVALID_CONTEXT);
     // A new context never reuses a recently destroyed one's handle.
     std::vector<CUcontext> created;
     for (int i = 0; i < 100; ++i) {
@@ -178,22 +179,22 @@ TEST_SUITE("contexts") {
       CHECK(created.back() != ctx);
     }
     for (auto it = created.rbegin(); it != created.rend(); ++it) {
-      SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(*it));  // newest first: each is current
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(*it));  // newest first: each is current
     }
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "primary contexts and foreign pointers are not destroyable contexts") {
     CUcontext primary = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
-    SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(primary), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(primary), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
     int not_a_context = 0;
     const auto foreign = reinterpret_cast<CUcontext>(&not_a_context);
-    SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(foreign), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(cu.cuCtxPushCurrent_v2(foreign), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(foreign), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxPushCurrent_v2(foreign), CUDA_ERROR_INVALID_CONTEXT);
     unsigned long long id = 0;
-    SWT_CHECK_RESULT(cu.cuCtxGetId(foreign, &id), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetId(foreign, &id), CUDA_ERROR_INVALID_CONTEXT);
     CHECK(not_a_context == 0);
   }
 
@@ -207,21 +208,21 @@ TEST_SUITE("contexts") {
     CUfunc_cache config{};
     int least = 0, greatest = 0;
     unsigned long long id = 0;
-    SWT_CHECK_RESULT(cu.cuCtxGetDevice(&dev), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetDevice_v2(&dev, nullptr), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize_v2(nullptr), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetFlags(&flags), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxSetFlags(0), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetApiVersion(nullptr, &flags), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetId(nullptr, &id), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 4096), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetCacheConfig(&config), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1), kNone);
-    SWT_CHECK_RESULT(cu.cuCtxGetStreamPriorityRange(&least, &greatest), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetDevice(&dev), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetDevice_v2(&dev, nullptr), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize_v2(nullptr), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetFlags(&flags), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetFlags(0), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetApiVersion(nullptr, &flags), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetId(nullptr, &id), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 4096), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetCacheConfig(&config), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1), kNone);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetStreamPriorityRange(&least, &greatest), kNone);
     CUcontext ctx = reinterpret_cast<CUcontext>(0x1);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetCurrent(&ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetCurrent(&ctx));
     CHECK(ctx == nullptr);
   }
 
@@ -243,14 +244,14 @@ TEST_SUITE("contexts") {
     CHECK(pushed == CUDA_SUCCESS);
     CHECK(dev == 0);
     CHECK(current() == ctx);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(
       swcu::test::DriverTest,
       "a context destroyed while current on another thread is reported as destroyed there") {
     const CUcontext ctx = create();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
     CUresult before = CUDA_ERROR_UNKNOWN, after = CUDA_ERROR_UNKNOWN, popped = CUDA_ERROR_UNKNOWN;
     std::mutex m;
     std::condition_variable cv;
@@ -300,7 +301,7 @@ TEST_SUITE("contexts") {
     for (const auto& [limit, expected] : defaults) {
       INFO(static_cast<int>(limit));
       size_t value = 12345;
-      SWT_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, limit));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, limit));
       CHECK(value == expected);
     }
     for (const CUlimit limit :
@@ -309,65 +310,66 @@ TEST_SUITE("contexts") {
           CU_LIMIT_PERSISTING_L2_CACHE_SIZE}) {
       INFO(static_cast<int>(limit));
       size_t value = 0;
-      SWT_REQUIRE_SUCCESS(cu.cuCtxSetLimit(limit, 64));
-      SWT_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, limit));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetLimit(limit, 64));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, limit));
       CHECK(value == 64);
     }
     size_t value = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 4096));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, CU_LIMIT_MAX_L2_FETCH_GRANULARITY));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 4096));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, CU_LIMIT_MAX_L2_FETCH_GRANULARITY));
     CHECK(value == 128);  // clamped, as the documentation allows
-    SWT_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4),
-                     CUDA_ERROR_UNSUPPORTED_LIMIT);  // compute capability 9.0
-    SWT_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_SHMEM_SIZE, 4), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxGetLimit(&value, swcu::test::invalid_enum<CUlimit>(99)),
-                     CUDA_ERROR_UNSUPPORTED_LIMIT);
-    SWT_CHECK_RESULT(cu.cuCtxSetLimit(swcu::test::invalid_enum<CUlimit>(99), 1),
-                     CUDA_ERROR_UNSUPPORTED_LIMIT);
-    SWT_CHECK_RESULT(cu.cuCtxGetLimit(nullptr, CU_LIMIT_STACK_SIZE), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4),
+                           CUDA_ERROR_UNSUPPORTED_LIMIT);  // compute capability 9.0
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetLimit(CU_LIMIT_SHMEM_SIZE, 4), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetLimit(&value, swcu::test::invalid_enum<CUlimit>(99)),
+                           CUDA_ERROR_UNSUPPORTED_LIMIT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetLimit(swcu::test::invalid_enum<CUlimit>(99), 1),
+                           CUDA_ERROR_UNSUPPORTED_LIMIT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetLimit(nullptr, CU_LIMIT_STACK_SIZE),
+                           CUDA_ERROR_INVALID_VALUE);
     // Limits belong to the context.
     const CUcontext other = create();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&value, CU_LIMIT_STACK_SIZE));
     CHECK(value == 1024);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "stream priorities range from 0 down to -5") {
     const CUcontext ctx = create();
     int least = 7, greatest = 7;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetStreamPriorityRange(&least, &greatest));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetStreamPriorityRange(&least, &greatest));
     CHECK(least == 0);
     CHECK(greatest == -5);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetStreamPriorityRange(nullptr, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetStreamPriorityRange(nullptr, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the cache configuration round-trips and rejects unknown values") {
     const CUcontext ctx = create();
     CUfunc_cache config = CU_FUNC_CACHE_PREFER_EQUAL;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetCacheConfig(&config));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetCacheConfig(&config));
     CHECK(config == CU_FUNC_CACHE_PREFER_NONE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_SHARED));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetCacheConfig(&config));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_SHARED));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetCacheConfig(&config));
     CHECK(config == CU_FUNC_CACHE_PREFER_SHARED);
-    SWT_CHECK_RESULT(cu.cuCtxSetCacheConfig(swcu::test::invalid_enum<CUfunc_cache>(4)),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxGetCacheConfig(nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetCacheConfig(swcu::test::invalid_enum<CUfunc_cache>(4)),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetCacheConfig(nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "cuCtxSetFlags replaces the flags of the current context") {
     const CUcontext ctx = create(CU_CTX_SCHED_SPIN);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetFlags(CU_CTX_SCHED_BLOCKING_SYNC | CU_CTX_SYNC_MEMOPS));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetFlags(CU_CTX_SCHED_BLOCKING_SYNC | CU_CTX_SYNC_MEMOPS));
     unsigned flags = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetFlags(&flags));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetFlags(&flags));
     CHECK(flags == (CU_CTX_SCHED_BLOCKING_SYNC | CU_CTX_SYNC_MEMOPS));
-    SWT_CHECK_RESULT(cu.cuCtxSetFlags(0x1000), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuCtxGetFlags(nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSetFlags(0x1000), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetFlags(nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -375,30 +377,30 @@ TEST_SUITE("contexts") {
     const CUcontext a = create();
     const CUcontext b = create();
     unsigned long long ida = 0, idb = 0, idcur = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetId(a, &ida));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetId(b, &idb));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetId(nullptr, &idcur));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetId(a, &ida));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetId(b, &idb));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetId(nullptr, &idcur));
     CHECK(ida != idb);
     CHECK(idcur == idb);
-    SWT_CHECK_RESULT(cu.cuCtxGetId(a, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetId(a, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the CUDA 13 context queries take a context or NULL for the current one") {
     const CUcontext a = create();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
     CUdevice dev = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetDevice_v2(&dev, a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetDevice_v2(&dev, a));
     CHECK(dev == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize_v2(a));
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(a));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize_v2(nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_CHECK_RESULT(cu.cuCtxGetDevice_v2(nullptr, a), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
-    SWT_CHECK_RESULT(cu.cuCtxGetDevice_v2(&dev, a), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize_v2(a));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetDevice_v2(nullptr, a), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetDevice_v2(&dev, a), CUDA_ERROR_INVALID_CONTEXT);
   }
 }

@@ -29,16 +29,16 @@ TEST_SUITE("control API") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a base name counts every ABI variant and an exported name only itself") {
     CUcontext a = nullptr, b = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&a, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&b, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&a, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&b, nullptr, 0, 0));
     CHECK(ctl.call_count("cuCtxCreate") == 2);
     CHECK(ctl.call_count("cuCtxCreate_v2") == 1);
     CHECK(ctl.call_count("cuCtxCreate_v4") == 1);
     CHECK(ctl.call_count("cuCtxCreate_v3") == 0);
     CHECK(ctl.call_count("cuNoSuchFunction") == 0);
     CHECK(ctl.call_count(nullptr) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -47,18 +47,18 @@ TEST_SUITE("control API") {
         dlsym(swcu::test::library(), "cuDeviceGetCount"));
     REQUIRE((direct != nullptr));
     int count = 0;
-    SWT_REQUIRE_SUCCESS(direct(&count));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(direct(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CHECK(ctl.call_count("cuDeviceGetCount") == 2);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "control calls are not counted and total_call_count sums the rest") {
     int count = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CUcontext ctx = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetCurrent(&ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetCurrent(&ctx));
     static_cast<void>(ctl.live_handles_total());
     static_cast<void>(ctl.call_count("cuDeviceGetCount"));
     static_cast<void>(ctl.context_stack_depth());
@@ -70,10 +70,10 @@ TEST_SUITE("control API") {
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "call_counts lists the non-zero counters") {
     int count = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CUcontext ctx = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetCurrent(&ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetCurrent(&ctx));
     CHECK(ctl.call_counts(nullptr, 0) == 2);
     std::vector<swcu_call_count> counts(1);
     CHECK(ctl.call_counts(counts.data(), counts.size()) == 2);  // only one fits
@@ -88,8 +88,8 @@ TEST_SUITE("control API") {
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "counters report the exported name and its base name") {
     CUcontext ctx = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     std::vector<swcu_call_count> counts(4);
     REQUIRE(ctl.call_counts(counts.data(), counts.size()) == 2);
     CHECK(std::string(counts[0].name) == "cuCtxCreate_v4");
@@ -115,17 +115,17 @@ TEST_SUITE("control API") {
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "live handles are counted per kind") {
     CUcontext a = nullptr, b = nullptr, primary = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&a, nullptr, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&b, nullptr, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&a, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&b, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
     CHECK(ctl.live_handles(SWCU_CONTEXT) == 2);
     CHECK(ctl.live_handles(SWCU_PRIMARY_CONTEXT) == 1);
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
     CHECK(ctl.live_handles(SWCU_HANDLE_KIND_COUNT) == 0);
     CHECK(ctl.live_handles_total() == 3);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
     CHECK(ctl.live_handles_total() == 0);
   }
 
@@ -141,12 +141,12 @@ TEST_SUITE("control API") {
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "the context stack depth follows pushes and pops") {
     CUcontext ctx = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
     CHECK(ctl.context_stack_depth() == 1);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
     CHECK(ctl.context_stack_depth() == 2);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(ctl.context_stack_depth() == 0);
   }
 }

@@ -21,24 +21,24 @@ TEST_SUITE("deferred") {
     const CUstream s = create_stream();
     const CUevent e = create_event();
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 2));
     for (int i = 0; i < 3; ++i) {  // queries never make progress
-      SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
-      SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+      SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+      SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
     }
     CHECK(log.order().empty());
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // runs up to the record only
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // runs up to the record only
     CHECK(log.order() == std::vector{1});
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(log.order() == std::vector{1, 2});
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -50,26 +50,26 @@ TEST_SUITE("deferred") {
     const CUevent a_done = create_event();
     const CUevent b_done = create_event();
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(log.enqueue(a, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(a_done, a));
-    SWT_REQUIRE_SUCCESS(log.enqueue(a, 4));  // after the record: not needed
-    SWT_REQUIRE_SUCCESS(log.enqueue(b, 2));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(b, a_done, 0));
-    SWT_REQUIRE_SUCCESS(log.enqueue(b, 3));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(b_done, b));
-    SWT_REQUIRE_SUCCESS(log.enqueue(c, 5));  // independent
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(b_done));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(a, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(a_done, a));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(a, 4));  // after the record: not needed
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(b, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(b, a_done, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(b, 3));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(b_done, b));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(c, 5));  // independent
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(b_done));
     const auto order = log.order();
     REQUIRE(order.size() == 3);
     CHECK(order.back() == 3);  // 1 and 2 first, in either order
-    SWT_CHECK_RESULT(cu.cuStreamQuery(a), CUDA_ERROR_NOT_READY);
-    SWT_CHECK_RESULT(cu.cuStreamQuery(c), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());  // everything
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(a), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(c), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());  // everything
     CHECK(log.order().size() == 5);
-    for (const CUstream s : {a, b, c}) SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
-    for (const CUstream s : {a, b, c}) SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    for (const CUevent e : {a_done, b_done}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    for (const CUstream s : {a, b, c}) SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
+    for (const CUstream s : {a, b, c}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    for (const CUevent e : {a_done, b_done}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "deferred: the legacy default stream's barrier") {
@@ -77,23 +77,24 @@ TEST_SUITE("deferred") {
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(log.enqueue(blocking, 1));
-    SWT_REQUIRE_SUCCESS(log.enqueue(non_blocking, 2));
-    SWT_REQUIRE_SUCCESS(log.enqueue(CU_STREAM_LEGACY, 3));  // waits for 1, not for 2
-    SWT_REQUIRE_SUCCESS(log.enqueue(blocking, 4));          // waits for 3
-    SWT_REQUIRE_SUCCESS(log.enqueue(non_blocking, 5));      // waits for nothing but 2
-    SWT_CHECK_RESULT(cu.cuStreamQuery(CU_STREAM_LEGACY), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(blocking, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(non_blocking, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(CU_STREAM_LEGACY, 3));  // waits for 1, not for 2
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(blocking, 4));          // waits for 3
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(non_blocking, 5));      // waits for nothing but 2
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(CU_STREAM_LEGACY), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(blocking));
     CHECK(log.order() == std::vector{1, 3, 4});
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(non_blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(non_blocking));
     CHECK(log.order() == std::vector{1, 3, 4, 2, 5});
     // Synchronizing the legacy stream also waits for what its barrier would.
-    SWT_REQUIRE_SUCCESS(log.enqueue(blocking, 6));
-    SWT_CHECK_RESULT(cu.cuStreamQuery(nullptr), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(blocking, 6));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(nullptr), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(nullptr));
     CHECK(log.order().back() == 6);
-    for (const CUstream s : {blocking, non_blocking}) SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    for (const CUstream s : {blocking, non_blocking})
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -102,19 +103,19 @@ TEST_SUITE("deferred") {
     const CUstream s = create_stream();
     const CUevent start = create_event();
     const CUevent stop = create_event();
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, s));
-    SWT_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(s, nothing, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(stop, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(start, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(s, nothing, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(stop, s));
     float ms = -1;
-    SWT_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, start, stop), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(start));
-    SWT_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, start, stop), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(stop));
-    SWT_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, start, stop), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(start));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, start, stop), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(stop));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
     CHECK(ms == doctest::Approx(0.001));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    for (const CUevent e : {start, stop}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    for (const CUevent e : {start, stop}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -122,13 +123,13 @@ TEST_SUITE("deferred") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
     CHECK(log.order().empty());
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CHECK(log.order() == std::vector{1});
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -136,9 +137,9 @@ TEST_SUITE("deferred") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 1));
-    SWT_REQUIRE_SUCCESS(log.enqueue(nullptr, 2));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(nullptr, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(log.order() == std::vector{1, 2});
     CHECK(ctl.live_handles(SWCU_STREAM) == 0);
   }
@@ -150,19 +151,19 @@ TEST_SUITE("deferred") {
     const CUstream b = create_stream();
     const CUevent e = create_event();
     swcu::test::Log log;
-    SWT_REQUIRE_SUCCESS(log.enqueue(a, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, a));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(b, e, 0));  // waits for 1 only
-    SWT_REQUIRE_SUCCESS(log.enqueue(a, 2));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, a));
-    SWT_REQUIRE_SUCCESS(log.enqueue(b, 3));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(b));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(a, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(b, e, 0));  // waits for 1 only
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(a, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, a));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(b, 3));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(b));
     CHECK(log.order() == std::vector{1, 3});
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);  // the latest capture
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    for (const CUstream s : {a, b}) SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);  // the latest capture
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    for (const CUstream s : {a, b}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 }
 
@@ -172,25 +173,26 @@ TEST_SUITE("deferred") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, s));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);
     // Not allocated yet as far as the host is concerned...
-    SWT_CHECK_RESULT(cu.cuMemsetD8_v2(p, 1, 64), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemsetD8_v2(p, 1, 64), CUDA_ERROR_INVALID_VALUE);
     std::vector<unsigned char> host(64, 0);
-    SWT_CHECK_RESULT(cu.cuMemcpyDtoH_v2(host.data(), p, 64), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyDtoH_v2(host.data(), p, 64), CUDA_ERROR_INVALID_VALUE);
     // ...but work after the allocation in stream order may use it.
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 9, 64, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(host.data(), p, 64, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_CHECK_RESULT(cu.cuMemsetD8Async(p, 1, 64, s), CUDA_ERROR_INVALID_VALUE);  // freed later
-    SWT_CHECK_RESULT(cu.cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 9, 64, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(host.data(), p, 64, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemsetD8Async(p, 1, 64, s),
+                           CUDA_ERROR_INVALID_VALUE);  // freed later
+    SWCU_TEST_CHECK_RESULT(cu.cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE);
     CHECK(host[0] == 0);
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);  // the free is still queued
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(host == std::vector<unsigned char>(64, 9));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -199,36 +201,37 @@ TEST_SUITE("deferred") {
     const CUstream blocking = create_stream(CU_STREAM_DEFAULT);
     const CUstream non_blocking = create_stream(CU_STREAM_NON_BLOCKING);
     CUdeviceptr a = 0, b = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, 4));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 4));
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(a, 1, 4, blocking));
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(b, 2, 4, non_blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(a, 1, 4, blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(b, 2, 4, non_blocking));
     unsigned char host[4] = {};
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host, a, 4));  // ran the blocking stream's memset
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host, a, 4));  // ran the blocking stream's memset
     CHECK(host[0] == 1);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host, b, 4));  // did not run the other one
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host, b, 4));  // did not run the other one
     CHECK(host[0] == 0);
-    SWT_CHECK_RESULT(cu.cuStreamQuery(non_blocking), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(non_blocking));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host, b, 4));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(non_blocking), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(non_blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host, b, 4));
     CHECK(host[0] == 2);
     // An async copy from pageable memory is staged: the buffer may change at once.
     std::vector<unsigned char> pageable(4, 5);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(a, pageable.data(), 4, blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(a, pageable.data(), 4, blocking));
     pageable.assign(4, 6);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(blocking));
     CHECK(reinterpret_cast<unsigned char*>(a)[3] == 5);
     // Host-to-host async copies are synchronous.
     void* pinned = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 4, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(pinned),
-                                         reinterpret_cast<CUdeviceptr>(pageable.data()), 4,
-                                         non_blocking));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 4, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(pinned),
+                                               reinterpret_cast<CUdeviceptr>(pageable.data()), 4,
+                                               non_blocking));
     CHECK(static_cast<unsigned char*>(pinned)[0] == 6);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
-    for (const CUdeviceptr p : {a, b}) SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
-    for (const CUstream s : {blocking, non_blocking}) SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
+    for (const CUdeviceptr p : {a, b}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
+    for (const CUstream s : {blocking, non_blocking})
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -236,14 +239,14 @@ TEST_SUITE("deferred") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     CUdeviceptr d = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 16));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 16));
     std::vector<unsigned char> host(16, 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(d, 3, 16, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(host.data(), d, 16, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));  // runs the context's work first
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(d, 3, 16, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(host.data(), d, 16, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));  // runs the context's work first
     CHECK(host == std::vector<unsigned char>(16, 3));
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 }

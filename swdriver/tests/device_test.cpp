@@ -30,15 +30,15 @@ int attribute(CUdevice_attribute a, CUdevice dev = 0) {
 TEST_SUITE("devices") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "the default configuration has one device") {
     int count = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CHECK(count == 1);
     CUdevice dev = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGet(&dev, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGet(&dev, 0));
     CHECK(dev == 0);
-    SWT_CHECK_RESULT(cu.cuDeviceGet(&dev, 1), CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceGet(&dev, -1), CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceGet(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGet(&dev, 1), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGet(&dev, -1), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGet(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(nullptr), CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "every CU_DEVICE_ATTRIBUTE in cuda.h has a value") {
@@ -46,8 +46,9 @@ TEST_SUITE("devices") {
     for (const Attribute& a : kAttributes) {
       INFO(a.name);
       int value = -12345;
-      SWT_CHECK_RESULT(cu.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(a.value), 0),
-                       CUDA_SUCCESS);
+      SWCU_TEST_CHECK_RESULT(
+          cu.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(a.value), 0),
+          CUDA_SUCCESS);
     }
   }
 
@@ -56,13 +57,13 @@ TEST_SUITE("devices") {
     int value = 7;
     for (const int a : {0, static_cast<int>(CU_DEVICE_ATTRIBUTE_MAX), 100000, -1}) {
       INFO(a);
-      SWT_CHECK_RESULT(
+      SWCU_TEST_CHECK_RESULT(
           cu.cuDeviceGetAttribute(&value, swcu::test::invalid_enum<CUdevice_attribute>(a), 0),
           CUDA_ERROR_INVALID_VALUE);
     }
     CHECK(value == 7);
-    SWT_CHECK_RESULT(cu.cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0),
+                           CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "device attributes describe an sm_90 H100-like part") {
@@ -118,44 +119,44 @@ TEST_SUITE("devices") {
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuDeviceGetName fits the name into the given length") {
     char name[256];
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetName(name, sizeof name, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetName(name, sizeof name, 0));
     const std::string full = name;
     CHECK(full.find("H100") != std::string::npos);
     char short_name[8];
     std::memset(short_name, 'x', sizeof short_name);
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetName(short_name, sizeof short_name, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetName(short_name, sizeof short_name, 0));
     CHECK(std::string(short_name) == full.substr(0, 7));
-    SWT_CHECK_RESULT(cu.cuDeviceGetName(name, 0, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceGetName(nullptr, 8, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetName(name, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetName(nullptr, 8, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device has 80 GiB of memory by default") {
     size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, 0));
     CHECK(bytes == size_t{80} << 30);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device's UUID is stable and the same in both ABIs") {
     CUuuid a{}, b{}, c{};
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v1(&a, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&b, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&c, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v1(&a, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&b, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&c, 0));
     CHECK(std::memcmp(&a, &b, sizeof a) == 0);
     CHECK(std::memcmp(&b, &c, sizeof a) == 0);
     const CUuuid zero{};
     CHECK(std::memcmp(&a, &zero, sizeof a) != 0);
-    SWT_CHECK_RESULT(cu.cuDeviceGetUuid_v2(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetUuid_v2(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the PCI bus id is 0000:1A:00.0 and honours the length") {
     char id[32];
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(id, sizeof id, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(id, sizeof id, 0));
     CHECK(std::string(id) == "0000:1A:00.0");
     char short_id[5];
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(short_id, sizeof short_id, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(short_id, sizeof short_id, 0));
     CHECK(std::string(short_id) == "0000");
-    SWT_CHECK_RESULT(cu.cuDeviceGetPCIBusId(id, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetPCIBusId(id, 0, 0), CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -164,40 +165,40 @@ TEST_SUITE("devices") {
          {"0000:1A:00.0", "0000:1a:00.0", "1a:00.0", "1A:0.0", "00000000:1A:00.0"}) {
       INFO(id);
       CUdevice dev = -1;
-      SWT_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(&dev, id), CUDA_SUCCESS);
+      SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(&dev, id), CUDA_SUCCESS);
       CHECK(dev == 0);
     }
     for (const char* id : {"0000:1B:00.0", "0001:1A:00.0", "0000:1A:01.0", "0000:1A:00.1", "", "1A",
                            "zz:00.0", "0000:1A:00", "0000:1A:00.0x"}) {
       INFO(id);
       CUdevice dev = -1;
-      SWT_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(&dev, id), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(&dev, id), CUDA_ERROR_INVALID_VALUE);
       CHECK(dev == -1);
     }
     CUdevice dev = -1;
-    SWT_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(&dev, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(nullptr, "1a:00.0"), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(&dev, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetByPCIBusId(nullptr, "1a:00.0"), CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device is not its own peer") {
     int can = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, 0, 0));
     CHECK(can == 0);
     int value = -1;
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         cu.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 0),
         CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceCanAccessPeer(&can, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceCanAccessPeer(&can, 0, 1), CUDA_ERROR_INVALID_DEVICE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "the deprecated capability queries agree with the attributes") {
     int major = 0, minor = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceComputeCapability(&major, &minor, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceComputeCapability(&major, &minor, 0));
     CHECK(major == 9);
     CHECK(minor == 0);
     CUdevprop prop{};
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetProperties(&prop, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetProperties(&prop, 0));
     CHECK(prop.maxThreadsPerBlock == attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
     CHECK(prop.sharedMemPerBlock == attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
     CHECK(prop.SIMDWidth == attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE));
@@ -216,20 +217,21 @@ TEST_SUITE("devices") {
     CUcontext ctx = nullptr;
     unsigned flags = 0;
     constexpr CUresult kInvalid = CUDA_ERROR_INVALID_DEVICE;
-    SWT_CHECK_RESULT(cu.cuDeviceGetName(text, sizeof text, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceGetUuid_v2(&uuid, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceTotalMem_v2(&bytes, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceGetAttribute(&i, CU_DEVICE_ATTRIBUTE_WARP_SIZE, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceGetPCIBusId(text, sizeof text, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceComputeCapability(&i, &i, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceGetProperties(&prop, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDeviceCanAccessPeer(&i, bad, 0), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRelease_v2(bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxGetState(bad, &flags, &i), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxSetFlags_v2(bad, 0), kInvalid);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxReset_v2(bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, bad), kInvalid);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, -1), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetName(text, sizeof text, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetUuid_v2(&uuid, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceTotalMem_v2(&bytes, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetAttribute(&i, CU_DEVICE_ATTRIBUTE_WARP_SIZE, bad),
+                           kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetPCIBusId(text, sizeof text, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceComputeCapability(&i, &i, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetProperties(&prop, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceCanAccessPeer(&i, bad, 0), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxRelease_v2(bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxGetState(bad, &flags, &i), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxSetFlags_v2(bad, 0), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxReset_v2(bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, bad), kInvalid);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, -1), kInvalid);
   }
 }

@@ -28,92 +28,93 @@ TEST_SUITE("fresh process") {
     const swcu::test::Api& cu = swcu::test::api();  // resolving needs no cuInit
     const swcu_control& ctl = swcu::test::control();
     int value = 0;
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
     CUcontext ctx = nullptr;
-    SWT_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_ERROR_NOT_INITIALIZED);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_NOT_INITIALIZED);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_NOT_INITIALIZED);
     const auto unimplemented = reinterpret_cast<CUresult (*)()>(
         dlsym(swcu::test::library(), "cuGraphicsUnregisterResource"));
     REQUIRE((unimplemented != nullptr));
-    SWT_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_INITIALIZED);
 
-    SWT_CHECK_RESULT(cu.cuDriverGetVersion(&value), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuDriverGetVersion(&value), CUDA_SUCCESS);
     CHECK(value == 13000);
     const char* text = nullptr;
-    SWT_CHECK_RESULT(cu.cuGetErrorName(CUDA_ERROR_NOT_INITIALIZED, &text), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(cu.cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &text), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuGetErrorName(CUDA_ERROR_NOT_INITIALIZED, &text), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &text), CUDA_SUCCESS);
     void* p = nullptr;
-    SWT_CHECK_RESULT(cu.cuGetProcAddress_v1("cuInit", &p, 2000, 0), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuGetProcAddress_v1("cuInit", &p, 2000, 0), CUDA_SUCCESS);
     CHECK(p != nullptr);
     CHECK(ctl.call_count("cuDeviceGetCount") == 1);  // refused calls are counted too
 
-    SWT_CHECK_RESULT(cu.cuInit(1), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
-    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuInit(1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuInit(0), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuInit(0), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&value), CUDA_SUCCESS);
     CHECK(value == 1);
-    SWT_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(unimplemented(), CUDA_ERROR_NOT_SUPPORTED);
   }
 }
 
 TEST_SUITE("env") {
   TEST_CASE("with zero devices cuInit reports CUDA_ERROR_NO_DEVICE") {
     const swcu::test::Api& cu = swcu::test::api();
-    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
     int count = -1;
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
-    SWT_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
   }
 
   TEST_CASE("an older driver version caps what cuGetProcAddress hands out") {
     const swcu::test::Api& cu = swcu::test::api();
     int version = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
     CHECK(version == 12040);
     void* p = reinterpret_cast<void*>(0x1);
     CUdriverProcAddressQueryResult status{};
-    SWT_CHECK_RESULT(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12050, 0, &status),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12050, 0, &status),
+                           CUDA_ERROR_INVALID_VALUE);
     CHECK(p == reinterpret_cast<void*>(0x1));
-    SWT_REQUIRE_SUCCESS(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12040, 0, &status));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuGetProcAddress_v2("cuCtxCreate", &p, 12040, 0, &status));
     CHECK(swcu::test::exported_name(p) == "cuCtxCreate_v3");
-    SWT_CHECK_RESULT(cu.cuGetProcAddress_v1("cuCtxCreate", &p, 13000, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuGetProcAddress_v1("cuCtxCreate", &p, 13000, 0),
+                           CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "three devices have distinct PCI bus ids and UUIDs") {
     int count = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     REQUIRE(count == 3);
     CUuuid uuids[3];
     for (CUdevice d = 0; d < 3; ++d) {
       char id[16];
-      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(id, sizeof id, d));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetPCIBusId(id, sizeof id, d));
       const std::string expected = "0000:1" + std::string(1, "ABC"[d]) + ":00.0";
       CHECK(std::string(id) == expected);
       CUdevice found = -1;
-      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetByPCIBusId(&found, id));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetByPCIBusId(&found, id));
       CHECK(found == d);
       int bus = 0;
-      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d));
       CHECK(bus == 0x1a + d);
-      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&uuids[d], d));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetUuid_v2(&uuids[d], d));
     }
     CHECK(std::memcmp(&uuids[0], &uuids[1], sizeof(CUuuid)) != 0);
     CHECK(std::memcmp(&uuids[1], &uuids[2], sizeof(CUuuid)) != 0);
     CUdevice dev = -1;
-    SWT_CHECK_RESULT(cu.cuDeviceGet(&dev, 3), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGet(&dev, 3), CUDA_ERROR_INVALID_DEVICE);
     // Primary contexts are per device.
     CUcontext p0 = nullptr, p2 = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p2, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p2, 2));
     CHECK(p0 != p2);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetDevice_v2(&dev, p2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetDevice_v2(&dev, p2));
     CHECK(dev == 2);
     CHECK(ctl.live_handles(SWCU_PRIMARY_CONTEXT) == 2);
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(2));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -122,20 +123,20 @@ TEST_SUITE("env") {
       for (CUdevice b = 0; b < 3; ++b) {
         INFO(a, " -> ", b);
         int can = -1;
-        SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
         CHECK(can == (a != b ? 1 : 0));
         int value = -1;
         const CUresult r =
             cu.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, a, b);
-        SWT_CHECK_RESULT(r, a != b ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
+        SWCU_TEST_CHECK_RESULT(r, a != b ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
         if (a != b) CHECK(value == 1);
       }
     }
     int value = -1;
-    SWT_CHECK_RESULT(cu.cuDeviceGetP2PAttribute(
-                         &value, swcu::test::invalid_enum<CUdevice_P2PAttribute>(99), 0, 1),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetP2PAttribute(
+                               &value, swcu::test::invalid_enum<CUdevice_P2PAttribute>(99), 0, 1),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
         cu.cuDeviceGetP2PAttribute(nullptr, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1),
         CUDA_ERROR_INVALID_VALUE);
   }
@@ -148,7 +149,7 @@ TEST_SUITE("env") {
         INFO(a, " -> ", b);
         const int expected = (a == 0 && b == 1) || (a == 2 && b == 1) ? 1 : 0;
         int can = -1;
-        SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
         CHECK(can == expected);
         if (a == b) continue;
         for (const CUdevice_P2PAttribute attribute :
@@ -156,7 +157,7 @@ TEST_SUITE("env") {
               CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
               CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED}) {
           int value = -1;
-          SWT_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(&value, attribute, a, b));
+          SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(&value, attribute, a, b));
           CHECK(value == expected);
         }
       }
@@ -167,60 +168,63 @@ TEST_SUITE("env") {
                     "with 64 MiB a device runs out of memory without touching it") {
     // SWCUDA_DEVICE_MEMORY=64M
     CUcontext ctx = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
     std::size_t free = 0, total = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
     CHECK(total == size_t{64} << 20);
     CHECK(free == total);
     CUdeviceptr a = 0, b = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, size_t{48} << 20));
-    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&b, size_t{17} << 20), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, size_t{48} << 20));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAlloc_v2(&b, size_t{17} << 20), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(b == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, size_t{16} << 20));  // exactly what is left
-    SWT_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, size_t{16} << 20));  // exactly what is left
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
     CHECK(free == 0);
     CUdeviceptr c = 0;
-    SWT_CHECK_RESULT(cu.cuMemAllocAsync(&c, 256, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_CHECK_RESULT(cu.cuMemAllocPitch_v2(&c, &free, 512, 1, 4), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocAsync(&c, 256, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocPitch_v2(&c, &free, 512, 1, 4), CUDA_ERROR_OUT_OF_MEMORY);
     void* pinned = nullptr;  // host memory is not the device's
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, size_t{1} << 20, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(b));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&c, size_t{16} << 20, nullptr));
-    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&b, 256), CUDA_ERROR_OUT_OF_MEMORY);  // the pool holds it
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(c, nullptr));
-    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&b, 256), CUDA_ERROR_OUT_OF_MEMORY);  // until a synchronize
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 256));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // reclaims a and b
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, size_t{1} << 20, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&c, size_t{16} << 20, nullptr));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAlloc_v2(&b, 256),
+                           CUDA_ERROR_OUT_OF_MEMORY);  // the pool holds it
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(c, nullptr));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAlloc_v2(&b, 256),
+                           CUDA_ERROR_OUT_OF_MEMORY);  // until a synchronize
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // reclaims a and b
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "with two devices memory and pools and clocks are per device") {
     // SWCUDA_DEVICES=2 SWCUDA_P2P=0-1
     CUcontext c0 = nullptr, c1 = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&c0, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&c0, nullptr, 0, 0));
     CUdeviceptr a = 0, b = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&a, 64));
     CUevent e0 = nullptr, e1 = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&e0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e0, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&c1, nullptr, 0, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 64));
-    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&e1, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e1, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventCreate(&e0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e0, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&c1, nullptr, 0, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&b, 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventCreate(&e1, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e1, nullptr));
     float ms = 0;
-    SWT_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, e0, e1), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventElapsedTime_v2(&ms, e0, e1), CUDA_ERROR_INVALID_HANDLE);
     CUdevice dev = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, b));
     CHECK(dev == 1);
 
     // Peer copies: each address on its context's device.
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(b, 7, 64));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyPeer(a, c0, b, c1, 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(b, 7, 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyPeer(a, c0, b, c1, 64));
     CHECK(reinterpret_cast<unsigned char*>(a)[63] == 7);
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(a, c1, b, c1, 64), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(a, c0, b, c0, 64), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(a, c1, b, c1, 64), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(a, c0, b, c0, 64), CUDA_ERROR_INVALID_VALUE);
 
     // Pool access follows SWCUDA_P2P: device 0 may access device 1, not the other way.
     CUmemPoolProps props{};
@@ -228,40 +232,41 @@ TEST_SUITE("env") {
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     props.location.id = 1;
     CUmemoryPool on1 = nullptr, on0 = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&on1, &props));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&on1, &props));
     props.location.id = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&on0, &props));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&on0, &props));
     CUmemLocation where{};
     where.type = CU_MEM_LOCATION_TYPE_DEVICE;
     where.id = 0;
     CUmemAccess_flags flags{};
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, on1, &where));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, on1, &where));
     CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_NONE);
     CUmemAccessDesc desc{};
     desc.location = where;
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(on1, &desc, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, on1, &where));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(on1, &desc, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, on1, &where));
     CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     desc.location.id = 1;
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAccess(on0, &desc, 1), CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(0, on1), CUDA_ERROR_INVALID_VALUE);  // not local
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAccess(on0, &desc, 1), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetMemPool(0, on1), CUDA_ERROR_INVALID_VALUE);  // not local
     // A pool of one device serves a stream of the other.
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, on0, nullptr));  // c1's stream
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, on0, nullptr));  // c1's stream
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
     CHECK(dev == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
-    for (const CUmemoryPool pool : {on0, on1}) SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c1));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    for (const CUmemoryPool pool : {on0, on1}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c0));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "SWCUDA_DEVICE_MEMORY sets the memory of every device") {
     for (CUdevice d = 0; d < 2; ++d) {
       size_t bytes = 0;
-      SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, d));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, d));
       CHECK(bytes == size_t{4} << 30);
     }
   }
@@ -270,19 +275,19 @@ TEST_SUITE("env") {
     // SWCUDA_FAULTS=cuDeviceGetCount:2:CUDA_ERROR_UNKNOWN;cuCtxCreate:1+:2
     const swcu::test::Api& cu = swcu::test::api();
     int count = 0;
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);  // not yet
-    SWT_REQUIRE_SUCCESS(cu.cuInit(0));
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_UNKNOWN);
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);  // not yet
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuInit(0));
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
     CUcontext ctx = nullptr;
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_REQUIRE_SUCCESS(cu.cuInit(0));  // the rules are installed once
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuInit(0));  // the rules are installed once
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_SUCCESS);
     swcu::test::control().clear_fault_rules();
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE("a malformed SWCUDA_FAULTS rule makes cuInit fail with one line on stderr") {
@@ -292,15 +297,15 @@ TEST_SUITE("env") {
     const CUresult first = cu.cuInit(0);
     const CUresult second = cu.cuInit(0);
     const std::string text = capture.finish();
-    SWT_CHECK_RESULT(first, CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(second, CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(first, CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(second, CUDA_ERROR_INVALID_VALUE);
     INFO(text);
     CHECK(contains(text, "SWCUDA_FAULTS"));
     CHECK(contains(text, "\"cuMemAlloc:first:2\""));
     CHECK(contains(text, "expected N, N+ or *%K"));
     CHECK(text.find('\n') == text.size() - 1);  // one line, printed once
     int count = 0;
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&count), CUDA_ERROR_NOT_INITIALIZED);
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest,
@@ -314,15 +319,15 @@ $L_forever:
 }
 )");
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "spin"));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "spin"));
     swcu::test::StderrCapture capture;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
     // As on a GPU whose watchdog fired: the error is sticky for the context.
-    SWT_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
-    SWT_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWCU_TEST_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    SWCU_TEST_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
     const std::string message = capture.finish();
     INFO(message);
     CHECK(contains(message, "kernel spin"));
@@ -334,11 +339,11 @@ $L_forever:
     REQUIRE_MESSAGE(env("SWCUDA_LAUNCH_LOG") == "2", "run by CTest with the variable set");
     const std::string text = swcu::test::ptx(".visible .entry nothing() { ret; }\n");
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "nothing"));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "nothing"));
     for (unsigned blocks = 1; blocks <= 5; ++blocks) {
-      SWT_REQUIRE_SUCCESS(
+      SWCU_TEST_REQUIRE_SUCCESS(
           swcu::test::mod().cuLaunchKernel(f, blocks, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
     }
     REQUIRE(ctl.launch_log_size() == 2);
@@ -347,8 +352,8 @@ $L_forever:
     CHECK(l.grid[0] == 4);
     REQUIRE(ctl.launch_log_entry(1, &l) == 0);
     CHECK(l.grid[0] == 5);
-    SWT_REQUIRE_SUCCESS(swcu::test::api().cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   // Every SWCUDA_* variable reads the same way: blanks around a value are ignored, and an empty
@@ -358,36 +363,36 @@ $L_forever:
     // SWCUDA_EVENT_TIME=" simulated", and SWCUDA_P2P, SWCUDA_EXEC, SWCUDA_FAULTS,
     // SWCUDA_LAUNCH_LOG, SWCUDA_KERNEL_TIMEOUT, SWCUDA_KERNELS, SWCUDA_NVJITLINK empty or blank.
     int count = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CHECK(count == 2);
     int version = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDriverGetVersion(&version));
     CHECK(version == 12090);
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceTotalMem_v2(&bytes, 1));
     CHECK(bytes == 4ULL << 30);
     int can = -1;  // an empty SWCUDA_P2P is the default, every pair (it used to mean "none")
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, 0, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, 0, 1));
     CHECK(can == 1);
     // Simulated event time, immediate execution (the default) and no fault rule: a host function
     // between two records is exactly one operation, 1 us.
     CUcontext ctx = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0));
     CUevent start = nullptr;
     CUevent stop = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&start, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuEventCreate(&stop, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventCreate(&start, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventCreate(&stop, 0));
     int calls = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(start, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(start, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLaunchHostFunc(
         nullptr, [](void* n) { ++*static_cast<int*>(n); }, &calls));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(stop, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(stop, nullptr));
     CHECK(calls == 1);  // ran at once: not deferred
     float ms = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventElapsedTime_v2(&ms, start, stop));
     CHECK(ms == doctest::Approx(0.001));
-    for (const CUevent e : {start, stop}) SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    for (const CUevent e : {start, stop}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE("an invalid configuration variable makes cuInit fail and names it") {
@@ -396,7 +401,7 @@ $L_forever:
     swcu::test::StderrCapture capture;
     const CUresult result = swcu::test::api().cuInit(0);
     const std::string text = capture.finish();
-    SWT_CHECK_RESULT(result, CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(result, CUDA_ERROR_INVALID_VALUE);
     INFO(text);
     CHECK(contains(text, "swcuda: " + variable + "=\"" + env(variable.c_str()) + "\" is invalid"));
     CHECK(text.find('\n') == text.size() - 1);

@@ -41,8 +41,8 @@ TEST_SUITE("exports") {
     const auto unregister = swcu::test::proc<PFN_cuGraphicsUnregisterResource_v3000>(
         "cuGraphicsUnregisterResource", 3000);
     ctl.reset_call_counts();  // resolving it called cuGetProcAddress_v2
-    SWT_CHECK_RESULT(unregister(nullptr), CUDA_ERROR_NOT_SUPPORTED);
-    SWT_CHECK_RESULT(unregister(nullptr), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(unregister(nullptr), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(unregister(nullptr), CUDA_ERROR_NOT_SUPPORTED);
     CHECK(ctl.call_count("cuGraphicsUnregisterResource") == 2);
     CHECK(ctl.total_call_count() == 2);
   }
@@ -55,7 +55,7 @@ TEST_SUITE("exports") {
       INFO(name);
       const auto function = reinterpret_cast<CUresult (*)()>(dlsym(swcu::test::library(), name));
       REQUIRE((function != nullptr));
-      SWT_CHECK_RESULT(function(), CUDA_ERROR_NOT_SUPPORTED);
+      SWCU_TEST_CHECK_RESULT(function(), CUDA_ERROR_NOT_SUPPORTED);
       CHECK(ctl.call_count(name) == 1);
     }
     CHECK(ctl.call_count("cuGraphicsUnmapResources") == 0);

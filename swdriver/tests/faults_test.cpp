@@ -18,18 +18,18 @@ CUresult device_count(int* out = nullptr) {
 TEST_SUITE("fault injection") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "an N rule fails the Nth matching call only") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:2:CUDA_ERROR_UNKNOWN") == 0);
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "an N+ rule fails the Nth and every later matching call") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:3+:CUDA_ERROR_OUT_OF_MEMORY") == 0);
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
-    for (int i = 0; i < 5; ++i) SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    for (int i = 0; i < 5; ++i) SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a *%K rule fails every Kth matching call") {
@@ -47,21 +47,21 @@ TEST_SUITE("fault injection") {
                     "a base name matches every ABI variant and an exported name only itself") {
     REQUIRE(ctl.add_fault_rule("cuCtxCreate:1+:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     CUcontext ctx = nullptr;
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
     ctl.clear_fault_rules();
 
     REQUIRE(ctl.add_fault_rule("cuCtxCreate_v4:1+:CUDA_ERROR_OUT_OF_MEMORY") == 0);
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&ctx, 0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxCreate_v2(&ctx, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a rule counts calls from the time it is added") {
-    for (int i = 0; i < 3; ++i) SWT_REQUIRE_SUCCESS(device_count());
+    for (int i = 0; i < 3; ++i) SWCU_TEST_REQUIRE_SUCCESS(device_count());
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:CUDA_ERROR_UNKNOWN") == 0);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -70,37 +70,37 @@ TEST_SUITE("fault injection") {
                                "cuDevicePrimaryCtxRetain:1:CUDA_ERROR_UNKNOWN") == 0);
     const auto sentinel = reinterpret_cast<CUcontext>(0x1234);
     CUcontext ctx = sentinel;
-    SWT_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxCreate_v4(&ctx, nullptr, 0, 0), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(ctx == sentinel);
     CHECK(ctl.live_handles_total() == 0);
     CHECK(ctl.context_stack_depth() == 0);
     int count = -7;
-    SWT_CHECK_RESULT(device_count(&count), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(device_count(&count), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(count == -7);
-    SWT_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(cu.cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_ERROR_UNKNOWN);
     CHECK(ctx == sentinel);
     unsigned flags = 0;
     int active = -1;
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxGetState(0, &flags, &active));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxGetState(0, &flags, &active));
     CHECK(active == 0);
     // A fault rule fires even where the call itself would have failed.
     REQUIRE(ctl.add_fault_rule("cuCtxPopCurrent:1:CUDA_ERROR_ILLEGAL_ADDRESS") == 0);
-    SWT_CHECK_RESULT(cu.cuCtxPopCurrent_v2(nullptr), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(cu.cuCtxPopCurrent_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxPopCurrent_v2(nullptr), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxPopCurrent_v2(nullptr), CUDA_ERROR_INVALID_CONTEXT);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a call failed by a rule is still counted") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1+:CUDA_ERROR_UNKNOWN") == 0);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
     CHECK(ctl.call_count("cuDeviceGetCount") == 2);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "error codes may be given by number") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:2") == 0);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
     REQUIRE(ctl.add_fault_rule(" cuDeviceGetCount : 1 : 999 ") == 0);  // blanks are ignored
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1:777") == 0);  // not a code cuda.h knows
     CHECK(static_cast<int>(device_count()) == 777);
   }
@@ -111,8 +111,8 @@ TEST_SUITE("fault injection") {
         ctl.add_fault_rule(
             "cuDeviceGetCount:1:CUDA_ERROR_UNKNOWN;cuDeviceGetCount:1+:CUDA_ERROR_OUT_OF_MEMORY") ==
         0);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -148,18 +148,18 @@ TEST_SUITE("fault injection") {
     }
     CHECK(ctl.add_fault_rule(nullptr) == -1);
     // Nothing was added, not even the valid first rule of a malformed list.
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:5:2") == 0);
     CHECK(std::string(ctl.last_error()).empty());
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "clearing the rules stops every fault") {
     REQUIRE(ctl.add_fault_rule("cuDeviceGetCount:1+:2;cuCtxGetCurrent:1+:2") == 0);
-    SWT_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_ERROR_OUT_OF_MEMORY);
     ctl.clear_fault_rules();
-    SWT_CHECK_RESULT(device_count(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(device_count(), CUDA_SUCCESS);
     CUcontext ctx = nullptr;
-    SWT_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -172,10 +172,10 @@ TEST_SUITE("fault injection") {
     CHECK((unregister == nullptr));
     const auto unregister2 = swcu::test::proc<PFN_cuGraphicsUnregisterResource_v3000>(
         "cuGraphicsUnregisterResource", 3000);
-    SWT_CHECK_RESULT(unregister2(nullptr), CUDA_ERROR_ALREADY_MAPPED);
-    SWT_CHECK_RESULT(unregister2(nullptr), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(unregister2(nullptr), CUDA_ERROR_ALREADY_MAPPED);
+    SWCU_TEST_CHECK_RESULT(unregister2(nullptr), CUDA_ERROR_NOT_SUPPORTED);
     int version = 0;
-    SWT_CHECK_RESULT(cu.cuDriverGetVersion(&version), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(cu.cuDriverGetVersion(&version), CUDA_ERROR_UNKNOWN);
     CHECK(version == 0);
   }
 

@@ -38,11 +38,11 @@ TEST_SUITE("graph") {
     const CUfunction body_kernel = function(m, "no_params");
     CUgraphConditionalHandle cond = 0;
     CUgraph graph = swcu::test::create_graph();
-    SWT_CHECK_RESULT(g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 0, 2),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 0, 2),
+                           CUDA_ERROR_INVALID_VALUE);
 
     SUBCASE("while") {
-      SWT_REQUIRE_SUCCESS(
+      SWCU_TEST_REQUIRE_SUCCESS(
           g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
       loop.handle = cond;
       CUgraphNodeParams p{};
@@ -52,7 +52,7 @@ TEST_SUITE("graph") {
       p.conditional.size = 1;
       p.conditional.ctx = ctx;
       CUgraphNode node = nullptr;
-      SWT_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
       CHECK(swcu::test::type_of(node) == CU_GRAPH_NODE_TYPE_CONDITIONAL);
       REQUIRE(p.conditional.phGraph_out != nullptr);
       const CUgraph body = p.conditional.phGraph_out[0];
@@ -61,29 +61,29 @@ TEST_SUITE("graph") {
       k.gridDimX = k.gridDimY = k.gridDimZ = 1;
       k.blockDimX = k.blockDimY = k.blockDimZ = 1;
       CUgraphNode kn = nullptr;
-      SWT_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kn, body, nullptr, 0, &k));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kn, body, nullptr, 0, &k));
       int ran = 0;
       const CUDA_HOST_NODE_PARAMS host{&count, &ran};
       CUgraphNode hn = nullptr;
-      SWT_CHECK_RESULT(g.cuGraphAddHostNode(&hn, body, nullptr, 0, &host),
-                       CUDA_ERROR_INVALID_VALUE);  // not in a body
+      SWCU_TEST_CHECK_RESULT(g.cuGraphAddHostNode(&hn, body, nullptr, 0, &host),
+                             CUDA_ERROR_INVALID_VALUE);  // not in a body
       CUgraph clone = nullptr;
-      SWT_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
 
       const CUgraphExec exec = swcu::test::instantiate(graph);
       CUgraphExec second = nullptr;
-      SWT_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
       loop.remaining = 3;
       run(exec);
       CHECK(loop.runs == 3);
       loop.remaining = 2;  // the default (1) applies again at each launch
       run(exec);
       CHECK(loop.runs == 5);
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
     }
 
     SUBCASE("if, with a host node setting the condition") {
-      SWT_REQUIRE_SUCCESS(
+      SWCU_TEST_REQUIRE_SUCCESS(
           g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
       struct Setter {
         CUgraphConditionalHandle handle;
@@ -102,7 +102,7 @@ TEST_SUITE("graph") {
       p.conditional.size = 2;  // an else branch too
       p.conditional.ctx = ctx;
       CUgraphNode node = nullptr;
-      SWT_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, &set, nullptr, 1, &p));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, &set, nullptr, 1, &p));
       const CUdeviceptr d = alloc(16);
       (void)swcu::test::add_fill32(p.conditional.phGraph_out[0], d, 1, 4, ctx);
       (void)swcu::test::add_fill32(p.conditional.phGraph_out[1], d, 2, 4, ctx);
@@ -118,16 +118,16 @@ TEST_SUITE("graph") {
       CHECK(std::string(ctl.last_error()).find("set_conditional") != std::string::npos);
       // A handle of another context, a size that the type does not allow.
       p.conditional.size = 3;
-      SWT_CHECK_RESULT(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p),
+                             CUDA_ERROR_INVALID_VALUE);
       p.conditional.size = 1;
       p.conditional.handle = cond + 1000;
-      SWT_CHECK_RESULT(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p),
-                       CUDA_ERROR_INVALID_VALUE);
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
-      SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+      SWCU_TEST_CHECK_RESULT(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p),
+                             CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
     }
-    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
     ctl.register_kernel("no_params", nullptr, nullptr);
   }
 
@@ -142,78 +142,80 @@ TEST_SUITE("graph") {
     ap.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
     ap.bytesize = n * 4;
     CUgraphNode alloc_node = nullptr;
-    SWT_REQUIRE_SUCCESS(g.cuGraphAddMemAllocNode(&alloc_node, graph, nullptr, 0, &ap));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddMemAllocNode(&alloc_node, graph, nullptr, 0, &ap));
     const CUdeviceptr d = ap.dptr;
     REQUIRE(d != 0);
     CUDA_MEM_ALLOC_NODE_PARAMS back{};
-    SWT_REQUIRE_SUCCESS(g.cuGraphMemAllocNodeGetParams(alloc_node, &back));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphMemAllocNodeGetParams(alloc_node, &back));
     CHECK(back.dptr == d);
     CHECK(back.bytesize == n * 4);
-    SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n), CUDA_ERROR_INVALID_VALUE);  // not yet
+    SWCU_TEST_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n), CUDA_ERROR_INVALID_VALUE);  // not yet
     const CUgraphNode fill = swcu::test::add_fill32(graph, d, 0x77, n, ctx, {alloc_node});
     const CUgraphNode out =
         swcu::test::add_copy(graph, swcu::test::address(host.data()), d, n * 4, ctx, {fill});
 
     SUBCASE("freed in the graph") {
       CUgraphNode free_node = nullptr;
-      SWT_REQUIRE_SUCCESS(g.cuGraphAddMemFreeNode(&free_node, graph, &out, 1, d));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddMemFreeNode(&free_node, graph, &out, 1, d));
       CUdeviceptr freed = 0;
-      SWT_REQUIRE_SUCCESS(g.cuGraphMemFreeNodeGetParams(free_node, &freed));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphMemFreeNodeGetParams(free_node, &freed));
       CHECK(freed == d);
-      SWT_CHECK_RESULT(g.cuGraphAddMemFreeNode(&free_node, graph, &out, 1, d),
-                       CUDA_ERROR_INVALID_VALUE);  // twice
-      SWT_CHECK_RESULT(g.cuGraphAddMemFreeNode(&free_node, graph, nullptr, 0, d + 4),
-                       CUDA_ERROR_INVALID_VALUE);  // not an allocation's address
+      SWCU_TEST_CHECK_RESULT(g.cuGraphAddMemFreeNode(&free_node, graph, &out, 1, d),
+                             CUDA_ERROR_INVALID_VALUE);  // twice
+      SWCU_TEST_CHECK_RESULT(g.cuGraphAddMemFreeNode(&free_node, graph, nullptr, 0, d + 4),
+                             CUDA_ERROR_INVALID_VALUE);  // not an allocation's address
       CUgraph clone = nullptr;
-      SWT_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
-      SWT_CHECK_RESULT(g.cuGraphDestroyNode(fill), CUDA_ERROR_INVALID_VALUE);
-      SWT_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &alloc_node, &fill, nullptr, 1),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphClone(&clone, graph), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphDestroyNode(fill), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &alloc_node, &fill, nullptr, 1),
+                             CUDA_ERROR_INVALID_VALUE);
       CUgraph parent = swcu::test::create_graph();
       CUgraphNode child = nullptr;
-      SWT_CHECK_RESULT(g.cuGraphAddChildGraphNode(&child, parent, nullptr, 0, graph),
-                       CUDA_ERROR_INVALID_VALUE);
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(parent));
+      SWCU_TEST_CHECK_RESULT(g.cuGraphAddChildGraphNode(&child, parent, nullptr, 0, graph),
+                             CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(parent));
 
       const CUgraphExec exec = swcu::test::instantiate(graph);
       CUgraphExec second = nullptr;
-      SWT_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphInstantiate(&second, graph, 0), CUDA_ERROR_INVALID_VALUE);
       run(exec);
       CHECK(host == std::vector<unsigned>(n, 0x77));
-      SWT_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n), CUDA_ERROR_INVALID_VALUE);  // freed again
+      SWCU_TEST_CHECK_RESULT(api().cuMemsetD8_v2(d, 0, n),
+                             CUDA_ERROR_INVALID_VALUE);  // freed again
       host.assign(n, 0);
       run(exec);  // each launch allocates and frees again
       CHECK(host == std::vector<unsigned>(n, 0x77));
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
       const CUgraphExec again = swcu::test::instantiate(graph);  // the first one is gone
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(again));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(again));
     }
 
     SUBCASE("left allocated by a launch") {
       const CUgraphExec exec = swcu::test::instantiate(graph);
       run(exec);
       std::vector<unsigned> after(n);
-      SWT_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_SUCCESS);
+      SWCU_TEST_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_SUCCESS);
       CHECK(after == std::vector<unsigned>(n, 0x77));
-      SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_ERROR_INVALID_VALUE);  // not freed
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));                            // frees it
-      SWT_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_ERROR_INVALID_VALUE);  // not freed
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));                            // frees it
+      SWCU_TEST_CHECK_RESULT(api().cuMemcpyDtoH_v2(after.data(), d, n * 4),
+                             CUDA_ERROR_INVALID_VALUE);
       const CUgraphExec auto_free =
           swcu::test::instantiate(graph, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
       run(auto_free);
       run(auto_free);  // frees what the last launch left, then allocates again
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(auto_free));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(auto_free));
     }
 
     SUBCASE("captured from stream-ordered allocation") {
       CUgraph captured = nullptr;
       CUdeviceptr p = 0;
-      SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-      SWT_REQUIRE_SUCCESS(api().cuMemAllocAsync(&p, 64, stream));
-      SWT_REQUIRE_SUCCESS(api().cuMemsetD8Async(p, 5, 64, stream));
-      SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoHAsync_v2(host.data(), p, 64, stream));
-      SWT_REQUIRE_SUCCESS(api().cuMemFreeAsync(p, stream));
-      SWT_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &captured));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemAllocAsync(&p, 64, stream));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemsetD8Async(p, 5, 64, stream));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemcpyDtoHAsync_v2(host.data(), p, 64, stream));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFreeAsync(p, stream));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &captured));
       const auto nodes = swcu::test::nodes_of(captured);
       REQUIRE(nodes.size() == 4);
       CHECK(swcu::test::type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEM_ALLOC);
@@ -222,10 +224,10 @@ TEST_SUITE("graph") {
       const CUgraphExec exec = swcu::test::instantiate(captured);
       run(exec);
       CHECK(host[0] == 0x05050505u);
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(captured));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(captured));
     }
-    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
   }
 
   TEST_CASE_FIXTURE(GraphTest,
@@ -241,16 +243,16 @@ TEST_SUITE("graph") {
     const CUgraphNode fill = swcu::test::add_fill32(graph, d, 0, 64, ctx);
     CUgraphNode kernel = nullptr;
     const CUDA_KERNEL_NODE_PARAMS kp = saxpy_params(saxpy_args, 64);
-    SWT_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
     std::vector<unsigned> host(64);
     (void)swcu::test::add_copy(graph, swcu::test::address(host.data()), d, 256, ctx, {kernel});
     CUgraph child = swcu::test::create_graph();
     (void)swcu::test::add_empty(child);
     CUgraphNode child_node = nullptr;
-    SWT_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&child_node, graph, &kernel, 1, child));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&child_node, graph, &kernel, 1, child));
 
     swcu::test::TempFile file;
-    SWT_REQUIRE_SUCCESS(g.cuGraphDebugDotPrint(graph, file.path(), 0));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDebugDotPrint(graph, file.path(), 0));
     const std::string dot = file.read();
     CHECK(dot.rfind("digraph", 0) == 0);
     for (const char* part : {"MEMSET", "KERNEL", "saxpy", "<<<{1,1,1},{64,1,1},0>>>", "MEMCPY",
@@ -259,16 +261,17 @@ TEST_SUITE("graph") {
       CHECK(dot.find(part) != std::string::npos);
     }
     CHECK(dot.find("dst 0x") == std::string::npos);
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         g.cuGraphDebugDotPrint(graph, file.path(), CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
     CHECK(file.read().find("dst 0x") != std::string::npos);
-    SWT_CHECK_RESULT(g.cuGraphDebugDotPrint(graph, "/nonexistent/dir/g.dot", 0),
-                     CUDA_ERROR_OPERATING_SYSTEM);
-    SWT_CHECK_RESULT(g.cuGraphDebugDotPrint(graph, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphDebugDotPrint(nullptr, file.path(), 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
-    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(child));
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDebugDotPrint(graph, "/nonexistent/dir/g.dot", 0),
+                           CUDA_ERROR_OPERATING_SYSTEM);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDebugDotPrint(graph, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDebugDotPrint(nullptr, file.path(), 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(child));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -279,17 +282,18 @@ TEST_SUITE("graph") {
     CUcontext ctx = swcu::test::create_context();
     int destroyed = 0;
     CUuserObject object = nullptr;
-    SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectCreate(
         &object, &destroyed, [](void* p) { ++*static_cast<int*>(p); }, 1,
         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
     CUgraph graph = swcu::test::create_graph();  // the current context's
-    SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
     (void)swcu::test::add_empty(graph);
     (void)swcu::test::instantiate(graph);
     CUstream s = swcu::test::create_stream();
-    SWT_REQUIRE_SUCCESS(g.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CHECK(ctl.live_handles(SWCU_GRAPH) == 2);
-    SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
     CHECK(ctl.live_handles(SWCU_GRAPH) == 0);
     CHECK(ctl.live_handles(SWCU_GRAPH_EXEC) == 0);
     CHECK(ctl.reclaimed_handles(SWCU_GRAPH) == graphs + 2);
@@ -306,14 +310,14 @@ TEST_SUITE("graph") {
     (void)swcu::test::add_host(graph, &count, &ran);
     const CUgraphExec exec = swcu::test::instantiate(graph);
     REQUIRE(ctl.add_fault_rule("cuGraphLaunch:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
-    SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_LAUNCH_FAILED);
     CHECK(ran == 0);
     run(exec);
     CHECK(ran == 1);
     REQUIRE(ctl.add_fault_rule("cuGraphInstantiateWithFlags:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     CUgraphExec failed = nullptr;
-    SWT_CHECK_RESULT(g.cuGraphInstantiate(&failed, graph, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphInstantiate(&failed, graph, 0), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(failed == nullptr);
     CHECK(ctl.live_handles(SWCU_GRAPH_EXEC) == 1);
 
@@ -325,11 +329,11 @@ TEST_SUITE("graph") {
     CUstream other = swcu::test::create_stream();
     swcu::test::Gate gate;
     gate.start(ctx, stream);
-    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(one, stream));  // behind the gate
-    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(one, other));   // behind the first launch
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(one, stream));  // behind the gate
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(one, other));   // behind the first launch
     CHECK(order.seen.empty());
     gate.finish();
-    SWT_REQUIRE_SUCCESS(api().cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxSynchronize());
     CHECK(order.seen == std::vector{1, 1});
 
     // A bad address breaks the context when the node runs, as on a GPU.
@@ -337,13 +341,13 @@ TEST_SUITE("graph") {
     CUgraph bad = swcu::test::create_graph();
     (void)swcu::test::add_fill32(bad, d, 1, 16, ctx);
     const CUgraphExec bad_exec = swcu::test::instantiate(bad);
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
-    SWT_CHECK_RESULT(g.cuGraphLaunch(bad_exec, stream), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_ERROR_ILLEGAL_ADDRESS);  // sticky
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+    SWCU_TEST_CHECK_RESULT(g.cuGraphLaunch(bad_exec, stream), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(api().cuStreamSynchronize(stream), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphLaunch(exec, stream), CUDA_ERROR_ILLEGAL_ADDRESS);  // sticky
 
-    for (CUgraphExec e : {exec, one, bad_exec}) SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(e));
-    for (CUgraph gph : {graph, ordered, bad}) SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(gph));
+    for (CUgraphExec e : {exec, one, bad_exec}) SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(e));
+    for (CUgraph gph : {graph, ordered, bad}) SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(gph));
     api().cuStreamDestroy_v2(other);
   }
 }
@@ -358,20 +362,20 @@ TEST_SUITE("deferred") {
     const CUgraphNode a = swcu::test::add_host(graph, &Order::run, order.mark(1));
     CUevent done = swcu::test::create_event();
     CUgraphNode record = nullptr;
-    SWT_REQUIRE_SUCCESS(g.cuGraphAddEventRecordNode(&record, graph, &a, 1, done));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddEventRecordNode(&record, graph, &a, 1, done));
     (void)swcu::test::add_host(graph, &Order::run, order.mark(2), {record});
     const CUgraphExec exec = swcu::test::instantiate(graph);
-    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
-    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(3)));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuLaunchHostFunc(stream, &Order::run, order.mark(3)));
     CHECK(order.seen.empty());
-    SWT_CHECK_RESULT(api().cuStreamQuery(stream), CUDA_ERROR_NOT_READY);
-    SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(api().cuEventSynchronize(done));  // runs the launch
+    SWCU_TEST_CHECK_RESULT(api().cuStreamQuery(stream), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventSynchronize(done));  // runs the launch
     CHECK(order.seen == std::vector{1, 2});
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
     CHECK(order.seen == std::vector{1, 2, 3});
-    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
     api().cuEventDestroy_v2(done);
   }
 
@@ -380,18 +384,18 @@ TEST_SUITE("deferred") {
     Order order;
     CUstream producer = swcu::test::create_stream();
     CUevent e = swcu::test::create_event();
-    SWT_REQUIRE_SUCCESS(api().cuLaunchHostFunc(producer, &Order::run, order.mark(1)));
-    SWT_REQUIRE_SUCCESS(api().cuEventRecord(e, producer));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuLaunchHostFunc(producer, &Order::run, order.mark(1)));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventRecord(e, producer));
     CUgraph graph = swcu::test::create_graph();
     CUgraphNode wait = nullptr;
-    SWT_REQUIRE_SUCCESS(g.cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
     (void)swcu::test::add_host(graph, &Order::run, order.mark(2), {wait});
     const CUgraphExec exec = swcu::test::instantiate(graph);
-    SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));  // runs the producer first
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));  // runs the producer first
     CHECK(order.seen == std::vector{1, 2});
-    SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
     api().cuEventDestroy_v2(e);
     api().cuStreamDestroy_v2(producer);
   }

@@ -39,17 +39,17 @@ struct GraphTest : ModuleTest {
 
   CUdeviceptr alloc(std::size_t bytes) {
     CUdeviceptr d = 0;
-    SWT_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&d, bytes));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&d, bytes));
     return d;
   }
   std::vector<unsigned> read32(CUdeviceptr d, std::size_t count) {
     std::vector<unsigned> out(count);
-    SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoH_v2(out.data(), d, count * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemcpyDtoH_v2(out.data(), d, count * 4));
     return out;
   }
   void run(CUgraphExec e) {
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, stream));
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
   }
   // A saxpy kernel node: y = a * x + y over n floats.
   CUDA_KERNEL_NODE_PARAMS saxpy_params(void** args, unsigned n) {

@@ -15,7 +15,7 @@ constexpr std::size_t kMiB = 1 << 20;  // a multiple of the page size: mapped as
 struct GraphMemoryTest : swcu::test::DriverTest {
   GraphMemoryTest() : ctx(swcu::test::create_context()), stream(swcu::test::create_stream()) {
     // Start from an empty graph pool with fresh high watermarks (no test leaves a graph).
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
     reset_highs();
   }
   ~GraphMemoryTest() {
@@ -27,7 +27,7 @@ struct GraphMemoryTest : swcu::test::DriverTest {
 
   cuuint64_t attr(CUgraphMem_attribute a) {
     cuuint64_t v = 12345;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetGraphMemAttribute(0, a, &v));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetGraphMemAttribute(0, a, &v));
     return v;
   }
   cuuint64_t used() { return attr(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT); }
@@ -36,8 +36,9 @@ struct GraphMemoryTest : swcu::test::DriverTest {
   cuuint64_t reserved_high() { return attr(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH); }
   void reset_highs() {
     cuuint64_t zero = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero));
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &zero));
+    SWCU_TEST_REQUIRE_SUCCESS(
         cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &zero));
   }
   // A graph that allocates `bytes` and, with `free_it`, frees them again.
@@ -48,16 +49,16 @@ struct GraphMemoryTest : swcu::test::DriverTest {
     p.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
     p.bytesize = bytes;
     CUgraphNode a = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemAllocNode(&a, g, nullptr, 0, &p));
     if (free_it) {
       CUgraphNode f = nullptr;
-      SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
+      SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemFreeNode(&f, g, &a, 1, p.dptr));
     }
     return g;
   }
   void run(CUgraphExec e) {
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, stream));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
   }
 
   CUcontext ctx;
@@ -90,7 +91,7 @@ TEST_SUITE("graph memory") {
     CHECK(used() == kMiB);
     CHECK(reserved() == kMiB);
 
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));  // idle and freed: released
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));  // idle and freed: released
     CHECK(used() == 0);
     CHECK(reserved() == 0);
     CHECK(used_high() == kMiB);
@@ -98,7 +99,7 @@ TEST_SUITE("graph memory") {
     run(exec);  // mapped again by the next launch
     CHECK(used() == kMiB);
 
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));  // back into the pool, still reserved
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));  // back into the pool, still reserved
     CHECK(used() == 0);
     CHECK(reserved() == kMiB);
     // Another graph's launch reuses what the pool holds.
@@ -107,28 +108,29 @@ TEST_SUITE("graph memory") {
     run(other_exec);
     CHECK(used() == kMiB / 2);
     CHECK(reserved() == kMiB);
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
     CHECK(reserved() == 0);
     CHECK(used() == 0);
 
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(other_exec));
-    for (CUgraph g : {graph, other}) SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(other_exec));
+    for (CUgraph g : {graph, other}) SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
   }
 
   TEST_CASE_FIXTURE(GraphMemoryTest, "memory in use is not trimmed, and uploads map memory too") {
     CUgraph kept = alloc_graph(kMiB, false);  // left allocated by each launch
     const CUgraphExec exec = swcu::test::instantiate(kept);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphUpload(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphUpload(exec, stream));
     CHECK(used() == kMiB);
     run(exec);
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));  // "Allocations that have not been freed"
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuDeviceGraphMemTrim(0));  // "Allocations that have not been freed"
     CHECK(used() == kMiB);
     CHECK(reserved() == kMiB);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
     CHECK(used() == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
     CHECK(reserved() == 0);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(kept));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(kept));
   }
 
   // cuDeviceSetGraphMemAttribute: only USED_MEM_HIGH and RESERVED_MEM_HIGH, and "High watermark
@@ -137,38 +139,40 @@ TEST_SUITE("graph memory") {
     CUgraph graph = alloc_graph(kMiB, true);
     const CUgraphExec exec = swcu::test::instantiate(graph);
     run(exec);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
     CHECK(used_high() == kMiB);
     cuuint64_t v = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v));
     CHECK(used_high() == 0);         // the current use
     CHECK(reserved_high() == kMiB);  // untouched
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &v));
     CHECK(reserved_high() == kMiB);  // the pool still holds it
     v = 5;
-    SWT_CHECK_RESULT(cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v),
+                           CUDA_ERROR_INVALID_VALUE);
     v = 0;
     // Plain ints in the list: an enum object holding 9 would be undefined behaviour to load.
     for (const int a : {int{CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT},
                         int{CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT}, 9}) {
-      SWT_CHECK_RESULT(
+      SWCU_TEST_CHECK_RESULT(
           cu.cuDeviceSetGraphMemAttribute(0, swcu::test::invalid_enum<CUgraphMem_attribute>(a), &v),
           CUDA_ERROR_INVALID_VALUE);
     }
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         cu.cuDeviceGetGraphMemAttribute(0, swcu::test::invalid_enum<CUgraphMem_attribute>(9), &v),
         CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         cu.cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, nullptr),
         CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceGetGraphMemAttribute(99, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v),
-                     CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceSetGraphMemAttribute(-1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v),
-                     CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceGraphMemTrim(99), CUDA_ERROR_INVALID_DEVICE);
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWCU_TEST_CHECK_RESULT(
+        cu.cuDeviceGetGraphMemAttribute(99, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &v),
+        CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetGraphMemAttribute(-1, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &v),
+                           CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGraphMemTrim(99), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGraphMemTrim(0));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
   }
 }

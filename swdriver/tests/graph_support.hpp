@@ -18,7 +18,7 @@
 namespace swcu::test {
 
 // X(member, base name, version)
-#define SWT_GRAPH_FUNCTIONS(X)                                                     \
+#define SWCU_TEST_GRAPH_FUNCTIONS(X)                                               \
   X(cuGraphCreate, cuGraphCreate, 10000)                                           \
   X(cuGraphDestroy, cuGraphDestroy, 10000)                                         \
   X(cuGraphClone, cuGraphClone, 10000)                                             \
@@ -93,9 +93,9 @@ namespace swcu::test {
   X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010)
 
 struct GraphApi {
-#define SWT_GRAPH_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;
-  SWT_GRAPH_FUNCTIONS(SWT_GRAPH_MEMBER)
-#undef SWT_GRAPH_MEMBER
+#define SWCU_TEST_GRAPH_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;
+  SWCU_TEST_GRAPH_FUNCTIONS(SWCU_TEST_GRAPH_MEMBER)
+#undef SWCU_TEST_GRAPH_MEMBER
   // cuGraphInstantiate_v2, the ABI of 11000 (cudaTypedefs.h declares its type internally only).
   CUresult(CUDAAPI* cuGraphInstantiate_v1)(CUgraphExec*, CUgraph, CUgraphNode*, char*,
                                            size_t) = nullptr;
@@ -107,10 +107,10 @@ struct GraphApi {
 inline const GraphApi& gr() {
   static const GraphApi functions = [] {
     GraphApi a;
-#define SWT_GRAPH_RESOLVE(member, base, version) \
+#define SWCU_TEST_GRAPH_RESOLVE(member, base, version) \
   a.member = proc<PFN_##base##_v##version>(#base, version);
-    SWT_GRAPH_FUNCTIONS(SWT_GRAPH_RESOLVE)
-#undef SWT_GRAPH_RESOLVE
+    SWCU_TEST_GRAPH_FUNCTIONS(SWCU_TEST_GRAPH_RESOLVE)
+#undef SWCU_TEST_GRAPH_RESOLVE
     a.cuGraphInstantiate_v1 = proc<decltype(a.cuGraphInstantiate_v1)>("cuGraphInstantiate", 11000);
     const auto pt = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     a.cuGraphLaunch_ptsz = proc<PFN_cuGraphLaunch_v10000_ptsz>("cuGraphLaunch", 10000, pt);
@@ -131,13 +131,13 @@ inline const GraphApi& gr() {
 
 [[nodiscard]] inline CUgraphExec instantiate(CUgraph g, unsigned long long flags = 0) {
   CUgraphExec e = nullptr;
-  SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&e, g, flags));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&e, g, flags));
   return e;
 }
 
 [[nodiscard]] inline CUgraphNode add_empty(CUgraph g, std::vector<CUgraphNode> deps = {}) {
   CUgraphNode n = nullptr;
-  SWT_REQUIRE_SUCCESS(gr().cuGraphAddEmptyNode(&n, g, deps.data(), deps.size()));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddEmptyNode(&n, g, deps.data(), deps.size()));
   return n;
 }
 
@@ -145,7 +145,7 @@ inline const GraphApi& gr() {
                                           std::vector<CUgraphNode> deps = {}) {
   const CUDA_HOST_NODE_PARAMS p{fn, data};
   CUgraphNode n = nullptr;
-  SWT_REQUIRE_SUCCESS(gr().cuGraphAddHostNode(&n, g, deps.data(), deps.size(), &p));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddHostNode(&n, g, deps.data(), deps.size(), &p));
   return n;
 }
 
@@ -160,7 +160,7 @@ inline const GraphApi& gr() {
   p.width = count;
   p.height = 1;
   CUgraphNode n = nullptr;
-  SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&n, g, deps.data(), deps.size(), &p, ctx));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&n, g, deps.data(), deps.size(), &p, ctx));
   return n;
 }
 
@@ -182,7 +182,7 @@ inline const GraphApi& gr() {
                                           std::vector<CUgraphNode> deps = {}) {
   const CUDA_MEMCPY3D p = copy_1d(dst, src, bytes);
   CUgraphNode n = nullptr;
-  SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &p, ctx));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &p, ctx));
   return n;
 }
 

@@ -23,7 +23,7 @@ TEST_SUITE("graph") {
   TEST_CASE_FIXTURE(GraphTest, "a graph is a DAG: nodes, roots, edges and dependencies") {
     const auto& g = gr();
     CUgraph graph = nullptr;
-    SWT_CHECK_RESULT(g.cuGraphCreate(&graph, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphCreate(&graph, 1), CUDA_ERROR_INVALID_VALUE);
     graph = swcu::test::create_graph();
     CHECK(ctl.live_handles(SWCU_GRAPH) == 1);
     const CUgraphNode top = swcu::test::add_empty(graph);
@@ -34,11 +34,11 @@ TEST_SUITE("graph") {
     CHECK(swcu::test::type_of(bottom) == CU_GRAPH_NODE_TYPE_EMPTY);
 
     std::size_t n = 0;
-    SWT_CHECK_RESULT(g.cuGraphGetRootNodes(graph, nullptr, &n), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphGetRootNodes(graph, nullptr, &n), CUDA_SUCCESS);
     CHECK(n == 1);
     CUgraphNode roots[3] = {left, left, left};
     n = 3;
-    SWT_CHECK_RESULT(g.cuGraphGetRootNodes(graph, roots, &n), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphGetRootNodes(graph, roots, &n), CUDA_SUCCESS);
     CHECK(n == 1);
     CHECK(roots[0] == top);
     CHECK(roots[1] == nullptr);  // the rest of the array is cleared
@@ -50,62 +50,65 @@ TEST_SUITE("graph") {
     CUgraphEdgeData data[4];
     std::memset(data, 0xff, sizeof data);
     n = 4;
-    SWT_CHECK_RESULT(g.cuGraphGetEdges(graph, from, to, data, &n), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphGetEdges(graph, from, to, data, &n), CUDA_SUCCESS);
     CHECK(n == 4);
     CHECK(data[2].type == 0);  // default edges: zeroed data
     CHECK(data[3].to_port == 0);
     n = 4;
-    SWT_CHECK_RESULT(g.cuGraphGetEdges_v1(graph, from, nullptr, &n), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphGetEdges(graph, nullptr, nullptr, data, &n),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphGetEdges_v1(graph, from, nullptr, &n),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphGetEdges(graph, nullptr, nullptr, data, &n),
+                           CUDA_ERROR_INVALID_VALUE);
 
     CUgraphNode deps[2];
     n = 2;
-    SWT_CHECK_RESULT(g.cuGraphNodeGetDependencies(bottom, deps, nullptr, &n), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphNodeGetDependencies(bottom, deps, nullptr, &n), CUDA_SUCCESS);
     CHECK(std::vector<CUgraphNode>(deps, deps + n) == std::vector{left, right});
     n = 2;
-    SWT_CHECK_RESULT(g.cuGraphNodeGetDependentNodes_v1(top, deps, &n), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphNodeGetDependentNodes_v1(top, deps, &n), CUDA_SUCCESS);
     CHECK(std::vector<CUgraphNode>(deps, deps + n) == std::vector{left, right});
     n = 0;
-    SWT_CHECK_RESULT(g.cuGraphNodeGetDependencies_v1(top, nullptr, &n), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphNodeGetDependencies_v1(top, nullptr, &n), CUDA_SUCCESS);
     CHECK(n == 0);
 
     // Edges: an existing one, a cycle, a node of another graph, a duplicate dependency.
-    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &left, nullptr, 1),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphAddDependencies_v1(graph, &bottom, &top, 1),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &left, nullptr, 1),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddDependencies_v1(graph, &bottom, &top, 1),
+                           CUDA_ERROR_INVALID_VALUE);
     CUgraph other = swcu::test::create_graph();
     const CUgraphNode stranger = swcu::test::add_empty(other);
-    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &stranger, &bottom, nullptr, 1),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddDependencies(graph, &stranger, &bottom, nullptr, 1),
+                           CUDA_ERROR_INVALID_VALUE);
     const CUgraphNode twice[] = {top, top};
     CUgraphNode out = nullptr;
-    SWT_CHECK_RESULT(g.cuGraphAddEmptyNode(&out, graph, twice, 2), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphAddEmptyNode(&out, graph, &stranger, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddEmptyNode(&out, graph, twice, 2), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddEmptyNode(&out, graph, &stranger, 1),
+                           CUDA_ERROR_INVALID_VALUE);
     CUgraphEdgeData programmatic{};
     programmatic.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, &programmatic, 1),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, nullptr, 1), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, &programmatic, 1),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddDependencies(graph, &top, &bottom, nullptr, 1),
+                           CUDA_SUCCESS);
     CHECK(swcu::test::edges_of(graph).size() == 5);
-    SWT_CHECK_RESULT(g.cuGraphRemoveDependencies_v1(graph, &top, &bottom, 1), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &top, &bottom, nullptr, 1),
-                     CUDA_ERROR_INVALID_VALUE);  // gone already
+    SWCU_TEST_CHECK_RESULT(g.cuGraphRemoveDependencies_v1(graph, &top, &bottom, 1), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphRemoveDependencies(graph, &top, &bottom, nullptr, 1),
+                           CUDA_ERROR_INVALID_VALUE);  // gone already
     CHECK(swcu::test::edges_of(graph).size() == 4);
 
     // Destroying a node severs its edges; its handle is stale.
-    SWT_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_SUCCESS);
     CHECK(swcu::test::nodes_of(graph) == std::vector{top, right, bottom});
     CHECK(swcu::test::edges_of(graph) == std::vector<Edge>{{top, right}, {right, bottom}});
     CUgraphNodeType type{};
-    SWT_CHECK_RESULT(g.cuGraphNodeGetType(left, &type), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphNodeGetType(left, &type), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDestroyNode(left), CUDA_ERROR_INVALID_VALUE);
 
-    SWT_CHECK_RESULT(g.cuGraphDestroy(other), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(g.cuGraphDestroy(graph), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(g.cuGraphDestroy(graph), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(g.cuGraphNodeGetType(top, &type), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDestroy(other), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDestroy(graph), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphDestroy(graph), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphNodeGetType(top, &type), CUDA_ERROR_INVALID_VALUE);
     CHECK(ctl.live_handles(SWCU_GRAPH) == 0);
   }
 
@@ -118,8 +121,8 @@ TEST_SUITE("graph") {
     const CUgraphNode b = swcu::test::add_host(graph, &Order::run, order.mark(1));
     const CUgraphNode c = swcu::test::add_host(graph, &Order::run, order.mark(2), {b});
     const CUgraphNode d = swcu::test::add_host(graph, &Order::run, order.mark(3), {b});
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &c, &a, nullptr, 1));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &d, &a, nullptr, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &c, &a, nullptr, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(graph, &d, &a, nullptr, 1));
     const CUgraphNode e = swcu::test::add_host(graph, &Order::run, order.mark(5), {a});
     (void)e;
     const CUgraphExec exec = swcu::test::instantiate(graph);
@@ -134,24 +137,24 @@ TEST_SUITE("graph") {
     run(exec);
     CHECK(extra == 0);
     // The per-thread stream and the legacy stream launch too.
-    SWT_CHECK_RESULT(gr().cuGraphLaunch_ptsz(exec, nullptr), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(gr().cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(api().cuCtxSynchronize(), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphLaunch_ptsz(exec, nullptr), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(api().cuCtxSynchronize(), CUDA_SUCCESS);
     CHECK(order.seen.size() == 25);
-    SWT_CHECK_RESULT(gr().cuGraphLaunch(nullptr, stream), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphLaunch(nullptr, stream), CUDA_ERROR_INVALID_VALUE);
     // A launch is one operation of the stream: the clock moves by one operation.
     CUevent start = swcu::test::create_event(), stop = swcu::test::create_event();
-    SWT_REQUIRE_SUCCESS(api().cuEventRecord(start, stream));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
-    SWT_REQUIRE_SUCCESS(api().cuEventRecord(stop, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventRecord(start, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventRecord(stop, stream));
     float ms = 0;
-    SWT_REQUIRE_SUCCESS(api().cuEventElapsedTime_v2(&ms, start, stop));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventElapsedTime_v2(&ms, start, stop));
     CHECK(ms == doctest::Approx(0.001));
     api().cuEventDestroy_v2(start);
     api().cuEventDestroy_v2(stop);
-    SWT_CHECK_RESULT(gr().cuGraphExecDestroy(exec), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(gr().cuGraphExecDestroy(exec), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(gr().cuGraphDestroy(graph), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecDestroy(exec), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecDestroy(exec), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphDestroy(graph), CUDA_SUCCESS);
   }
 
   TEST_CASE_FIXTURE(GraphTest, "memset and memcpy nodes fill and copy memory, 1D and 2D") {
@@ -165,11 +168,11 @@ TEST_SUITE("graph") {
     CHECK(swcu::test::type_of(fill) == CU_GRAPH_NODE_TYPE_MEMSET);
     CHECK(swcu::test::type_of(out) == CU_GRAPH_NODE_TYPE_MEMCPY);
     CUDA_MEMSET_NODE_PARAMS fp{};
-    SWT_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeGetParams(fill, &fp));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeGetParams(fill, &fp));
     CHECK(fp.value == 0xabcd1234u);
     CHECK(fp.width == n);
     CUDA_MEMCPY3D cp{};
-    SWT_REQUIRE_SUCCESS(gr().cuGraphMemcpyNodeGetParams(out, &cp));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphMemcpyNodeGetParams(out, &cp));
     CHECK(cp.WidthInBytes == n * 4);
     CHECK(cp.srcDevice == d);
 
@@ -187,7 +190,7 @@ TEST_SUITE("graph") {
     p2.Height = 4;
     p2.Depth = 1;
     CUgraphNode two_d = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&two_d, graph, &out, 1, &p2, ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&two_d, graph, &out, 1, &p2, ctx));
 
     const CUgraphExec exec = swcu::test::instantiate(graph);
     run(exec);
@@ -197,7 +200,7 @@ TEST_SUITE("graph") {
 
     // Parameters set on the graph apply to the next instantiation.
     fp.value = 7;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeSetParams(fill, &fp));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphMemsetNodeSetParams(fill, &fp));
     run(exec);
     CHECK(host[0] == 0xabcd1234u);
     const CUgraphExec second = swcu::test::instantiate(graph);
@@ -208,32 +211,32 @@ TEST_SUITE("graph") {
     CUgraphNode bad = nullptr;
     CUDA_MEMSET_NODE_PARAMS odd = fp;
     odd.elementSize = 3;
-    SWT_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
+                           CUDA_ERROR_INVALID_VALUE);
     odd = fp;
     odd.width = n + 1;  // beyond the allocation
-    SWT_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
+                           CUDA_ERROR_INVALID_VALUE);
     CUDA_MEMCPY3D deep = swcu::test::copy_1d(d, d, 4);
     deep.Depth = 2;
-    SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &deep, ctx),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &deep, ctx),
+                           CUDA_ERROR_NOT_SUPPORTED);
     CUDA_MEMCPY3D array = swcu::test::copy_1d(d, d, 4);
     array.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-    SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &array, ctx),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &array, ctx),
+                           CUDA_ERROR_NOT_SUPPORTED);
     CUDA_MEMCPY3D nowhere = swcu::test::copy_1d(d, d, 4);
     nowhere.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     nowhere.srcDevice = 0x1000;
-    SWT_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &nowhere, ctx),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(gr().cuGraphHostNodeGetParams(fill, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &nowhere, ctx),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphHostNodeGetParams(fill, nullptr), CUDA_ERROR_INVALID_VALUE);
 
     // Freed memory: the launch fails when it gets there, as on a GPU (sticky).
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(second));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(second));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
   }
 
   TEST_CASE_FIXTURE(GraphTest, "kernel nodes copy their arguments and run like cuLaunchKernel") {
@@ -241,19 +244,19 @@ TEST_SUITE("graph") {
     std::vector<float> x(n), y(n, 1.0f);
     std::iota(x.begin(), x.end(), 0.0f);
     CUdeviceptr dx = alloc(n * 4), dy = alloc(n * 4);
-    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dx, x.data(), n * 4));
-    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dy, y.data(), n * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dx, x.data(), n * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dy, y.data(), n * 4));
     float a = 2.0f;
     int count = n;
     void* args[] = {&a, &dx, &dy, &count};
     CUgraph graph = swcu::test::create_graph();
     CUgraphNode k = nullptr;
     const CUDA_KERNEL_NODE_PARAMS p = saxpy_params(args, n);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&k, graph, nullptr, 0, &p));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&k, graph, nullptr, 0, &p));
     a = 100.0f;  // the node copied the values
     CHECK(swcu::test::type_of(k) == CU_GRAPH_NODE_TYPE_KERNEL);
     CUDA_KERNEL_NODE_PARAMS back{};
-    SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k, &back));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k, &back));
     CHECK(back.func == p.func);
     CHECK(back.gridDimX == 2);
     REQUIRE(back.kernelParams != nullptr);
@@ -265,7 +268,7 @@ TEST_SUITE("graph") {
     CHECK(ctl.launch_log_size() == 0);
     run(exec);
     std::vector<float> result(n);
-    SWT_REQUIRE_SUCCESS(api().cuMemcpyDtoH_v2(result.data(), dy, n * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemcpyDtoH_v2(result.data(), dy, n * 4));
     for (int i = 0; i < n; ++i)
       REQUIRE(result[static_cast<std::size_t>(i)] == 2.0f * static_cast<float>(i) + 1.0f);
     REQUIRE(ctl.launch_log_size() == 1);
@@ -293,33 +296,33 @@ TEST_SUITE("graph") {
     v1.blockDimX = v1.blockDimY = v1.blockDimZ = 1;
     v1.extra = extra;
     CUgraphNode k1 = nullptr;
-    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode_v1(&k1, graph, nullptr, 0, &v1), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k1, &back));
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddKernelNode_v1(&k1, graph, nullptr, 0, &v1), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(k1, &back));
     CHECK(back.kernelParams == nullptr);
     CHECK(back.extra != nullptr);
 
     // What a kernel node refuses.
     CUDA_KERNEL_NODE_PARAMS wrong = p;
     wrong.gridDimX = 0;
-    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                           CUDA_ERROR_INVALID_VALUE);
     wrong = p;
     wrong.blockDimX = 2048;
-    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                           CUDA_ERROR_INVALID_VALUE);
     wrong = p;
     wrong.func = reinterpret_cast<CUfunction>(&wrong);
-    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                           CUDA_ERROR_INVALID_VALUE);
     wrong = p;
     wrong.extra = extra;
-    SWT_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
-                     CUDA_ERROR_INVALID_VALUE);  // both kernelParams and extra
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphAddKernelNode(&k1, graph, nullptr, 0, &wrong),
+                           CUDA_ERROR_INVALID_VALUE);  // both kernelParams and extra
 
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
   }
 
   TEST_CASE_FIXTURE(GraphTest, "event nodes record and wait, child graphs and clones are copies") {
@@ -328,59 +331,60 @@ TEST_SUITE("graph") {
     swcu::test::Gate gate;
     gate.start(ctx, other);
     CUevent e = swcu::test::create_event();
-    SWT_REQUIRE_SUCCESS(api().cuEventRecord(e, other));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventRecord(e, other));
     int ran = 0;
     CUgraph graph = swcu::test::create_graph();
     CUgraphNode wait = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddEventWaitNode(&wait, graph, nullptr, 0, e));
     CHECK(swcu::test::type_of(wait) == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
     const CUgraphNode host = swcu::test::add_host(graph, &count, &ran, {wait});
     CUevent done = swcu::test::create_event();
     CUgraphNode record = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddEventRecordNode(&record, graph, &host, 1, done));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddEventRecordNode(&record, graph, &host, 1, done));
     CUevent got = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphEventRecordNodeGetEvent(record, &got));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphEventRecordNodeGetEvent(record, &got));
     CHECK(got == done);
     const CUgraphExec exec = swcu::test::instantiate(graph);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
     CHECK(ran == 0);
-    SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(api().cuEventQuery(done), CUDA_ERROR_NOT_READY);
     gate.finish();
-    SWT_REQUIRE_SUCCESS(api().cuEventSynchronize(done));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuEventSynchronize(done));
     CHECK(ran == 1);
-    SWT_CHECK_RESULT(api().cuEventQuery(done), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(api().cuEventQuery(done), CUDA_SUCCESS);
 
     // A child graph node holds a copy of the child; its graph is a handle of its own.
     CUgraph child = swcu::test::create_graph();
     (void)swcu::test::add_host(child, &count, &ran);
     CUgraphNode child_node = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddChildGraphNode(&child_node, graph, &record, 1, child));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddChildGraphNode(&child_node, graph, &record, 1, child));
     (void)swcu::test::add_host(child, &count, &ran);  // not in the node
     CUgraph embedded = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphChildGraphNodeGetGraph(child_node, &embedded));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphChildGraphNodeGetGraph(child_node, &embedded));
     CHECK(embedded != child);
     CHECK(swcu::test::nodes_of(embedded).size() == 1);
     CHECK(ctl.live_handles(SWCU_GRAPH) == 2);  // an embedded graph is not a program's graph
-    SWT_CHECK_RESULT(gr().cuGraphDestroy(embedded), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphDestroy(embedded), CUDA_ERROR_INVALID_VALUE);
 
     // A clone copies everything; its nodes map back to the original's.
     CUgraph clone = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphClone(&clone, graph));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphClone(&clone, graph));
     CHECK(swcu::test::nodes_of(clone).size() == 4);
     CHECK(swcu::test::edges_of(clone).size() == 3);
     CUgraphNode mapped = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeFindInClone(&mapped, host, clone));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphNodeFindInClone(&mapped, host, clone));
     CHECK(mapped != host);
     CHECK(swcu::test::type_of(mapped) == CU_GRAPH_NODE_TYPE_HOST);
-    SWT_CHECK_RESULT(gr().cuGraphNodeFindInClone(&mapped, host, child), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphNodeFindInClone(&mapped, host, child),
+                           CUDA_ERROR_INVALID_VALUE);
 
     const CUgraphExec cloned = swcu::test::instantiate(clone);
     run(cloned);
     CHECK(ran == 3);  // the host node and the child's one
 
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(cloned));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    for (CUgraph gph : {graph, child, clone}) SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(gph));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(cloned));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    for (CUgraph gph : {graph, child, clone}) SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(gph));
     api().cuEventDestroy_v2(e);
     api().cuEventDestroy_v2(done);
     api().cuStreamDestroy_v2(other);
@@ -391,41 +395,45 @@ TEST_SUITE("graph") {
     int ran = 0;
     const CUgraphNode host = swcu::test::add_host(graph, &count, &ran);
     CUgraphExec exec = nullptr;
-    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, 1ULL << 10), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD),
-                     CUDA_ERROR_INVALID_VALUE);  // only with parameters
-    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph,
-                                             CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
-                                                 CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(gr().cuGraphInstantiate(&exec, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphInstantiate(&exec, graph, 1ULL << 10),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        gr().cuGraphInstantiate(&exec, graph, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD),
+        CUDA_ERROR_INVALID_VALUE);  // only with parameters
+    SWCU_TEST_CHECK_RESULT(
+        gr().cuGraphInstantiate(&exec, graph,
+                                CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+                                    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphInstantiate(&exec, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
     CUDA_GRAPH_INSTANTIATE_PARAMS params{};
     params.flags = CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
-    SWT_CHECK_RESULT(gr().cuGraphInstantiateWithParams(&exec, graph, &params),
-                     CUDA_ERROR_INVALID_VALUE);  // a host node cannot run on the device
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphInstantiateWithParams(&exec, graph, &params),
+                           CUDA_ERROR_INVALID_VALUE);  // a host node cannot run on the device
     CHECK(params.result_out == CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED);
     CHECK(params.hErrNode_out == host);
     params = {};
     params.flags =
         CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD | CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
     params.hUploadStream = stream;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiateWithParams(&exec, graph, &params));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphInstantiateWithParams(&exec, graph, &params));
     CHECK(params.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS);
     CHECK(params.hErrNode_out == nullptr);
     cuuint64_t flags = 0;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecGetFlags(exec, &flags));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecGetFlags(exec, &flags));
     CHECK(flags == CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);  // UPLOAD is not kept
-    SWT_CHECK_RESULT(gr().cuGraphUpload(exec, stream), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphUpload(exec, stream), CUDA_SUCCESS);
     CHECK(ran == 0);  // an upload runs nothing
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
 
     // The legacy ABI with its error node and log.
     char log[16] = "x";
     CUgraphNode error_node = host;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate_v1(&exec, graph, &error_node, log, sizeof log));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        gr().cuGraphInstantiate_v1(&exec, graph, &error_node, log, sizeof log));
     CHECK(log[0] == '\0');
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
   }
 
   TEST_CASE_FIXTURE(GraphTest, "a whole-graph update takes new parameters or names what changed") {
@@ -443,23 +451,23 @@ TEST_SUITE("graph") {
     CUgraph same = build(4);
     CUgraphExecUpdateResultInfo info{};
     info.result = CU_GRAPH_EXEC_UPDATE_ERROR;
-    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, same, &info), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecUpdate(exec, same, &info), CUDA_SUCCESS);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
     run(exec);
     CHECK(host == std::vector<unsigned>(n, 4));
 
     CUgraph more = build(5);
     (void)swcu::test::add_empty(more);
-    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, more, &info),
-                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecUpdate(exec, more, &info),
+                           CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
     CHECK(info.errorNode == nullptr);
 
     CUgraph kinds = swcu::test::create_graph();
     const CUgraphNode empty = swcu::test::add_empty(kinds);
     (void)swcu::test::add_copy(kinds, swcu::test::address(host.data()), d, n * 4, ctx, {empty});
-    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, kinds, &info),
-                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecUpdate(exec, kinds, &info),
+                           CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED);
     CHECK(info.errorNode == empty);
 
@@ -467,14 +475,14 @@ TEST_SUITE("graph") {
     const CUgraphNode fill2 = swcu::test::add_fill32(edges, d, 6, n, ctx);
     const CUgraphNode copy2 =
         swcu::test::add_copy(edges, swcu::test::address(host.data()), d, n * 4, ctx);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &copy2, &fill2, nullptr, 1));
-    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info),
-                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &copy2, &fill2, nullptr, 1));
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info),
+                           CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
     CHECK(info.errorNode == fill2);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphRemoveDependencies(edges, &copy2, &fill2, nullptr, 1));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &fill2, &copy2, nullptr, 1));
-    SWT_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphRemoveDependencies(edges, &copy2, &fill2, nullptr, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddDependencies(edges, &fill2, &copy2, nullptr, 1));
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecUpdate(exec, edges, &info), CUDA_SUCCESS);
 
     // A copy whose source moves from device to host memory cannot be updated.
     std::vector<unsigned> source(n, 9);
@@ -485,25 +493,25 @@ TEST_SUITE("graph") {
                              swcu::test::address(source.data()), n * 4, ctx, {fill3});
     CUgraphNode error_node = nullptr;
     CUgraphExecUpdateResult result{};
-    SWT_CHECK_RESULT(gr().cuGraphExecUpdate_v1(exec, moved, &error_node, &result),
-                     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecUpdate_v1(exec, moved, &error_node, &result),
+                           CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(result == CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
     CHECK(error_node == copy3);
 
     run(exec);
     CHECK(host == std::vector<unsigned>(n, 6));  // the last successful update
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
     for (CUgraph g : {first, same, more, kinds, edges, moved}) {
-      SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+      SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
     }
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
   }
 
   TEST_CASE_FIXTURE(GraphTest, "per-node updates and disabled nodes change later launches only") {
     constexpr int n = 32;
     std::vector<float> ones(n, 1.0f);
     CUdeviceptr dx = alloc(n * 4), dy = alloc(n * 4);
-    SWT_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dx, ones.data(), n * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemcpyHtoD_v2(dx, ones.data(), n * 4));
     float a = 2.0f;
     int count_n = n;
     void* args[] = {&a, &dx, &dy, &count_n};
@@ -514,10 +522,10 @@ TEST_SUITE("graph") {
     zero.width = n;
     zero.height = 1;
     CUgraphNode fill = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&fill, graph, nullptr, 0, &zero, ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&fill, graph, nullptr, 0, &zero, ctx));
     CUgraphNode kernel = nullptr;
     const CUDA_KERNEL_NODE_PARAMS kp = saxpy_params(args, n);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddKernelNode(&kernel, graph, &fill, 1, &kp));
     int first = 0, second = 0;
     const CUgraphNode host = swcu::test::add_host(graph, &count, &first, {kernel});
     const CUgraphExec exec = swcu::test::instantiate(graph);
@@ -529,21 +537,21 @@ TEST_SUITE("graph") {
 
     a = 5.0f;
     const CUDA_KERNEL_NODE_PARAMS kp5 = saxpy_params(args, n);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecKernelNodeSetParams(exec, kernel, &kp5));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecKernelNodeSetParams(exec, kernel, &kp5));
     zero.value = 0x3f800000u;  // 1.0f
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecMemsetNodeSetParams(exec, fill, &zero, ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecMemsetNodeSetParams(exec, fill, &zero, ctx));
     run(exec);
     CHECK(y() == std::vector<float>(n, 6.0f));
     CUDA_KERNEL_NODE_PARAMS back{};
-    SWT_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(kernel, &back));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphKernelNodeGetParams(kernel, &back));
     CHECK(*static_cast<float*>(back.kernelParams[0]) == 2.0f);  // the graph's node is unchanged
 
     // A disabled node acts as an empty node.
     unsigned on = 7;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeGetEnabled(exec, kernel, &on));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphNodeGetEnabled(exec, kernel, &on));
     CHECK(on == 1);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeSetEnabled(exec, kernel, 0));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeGetEnabled(exec, kernel, &on));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphNodeSetEnabled(exec, kernel, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphNodeGetEnabled(exec, kernel, &on));
     CHECK(on == 0);
     run(exec);
     CHECK(y() == std::vector<float>(n, 1.0f));
@@ -552,13 +560,13 @@ TEST_SUITE("graph") {
     // An update applies to launches made after it: one enqueued behind a gate keeps the old one.
     swcu::test::Gate gate;
     gate.start(ctx, stream);
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
     const CUDA_HOST_NODE_PARAMS other{&count, &second};
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecHostNodeSetParams(exec, host, &other));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphNodeSetEnabled(exec, kernel, 1));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecHostNodeSetParams(exec, host, &other));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphNodeSetEnabled(exec, kernel, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, stream));
     gate.finish();
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
     CHECK(first == 3);
     CHECK(second == 1);
 
@@ -567,24 +575,24 @@ TEST_SUITE("graph") {
     taller.height = 2;
     taller.pitch = n * 4;
     taller.width = n / 2;
-    SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, fill, &taller, ctx),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, kernel, &zero, ctx),
-                     CUDA_ERROR_INVALID_VALUE);  // not a memset node
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, fill, &taller, ctx),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, kernel, &zero, ctx),
+                           CUDA_ERROR_INVALID_VALUE);  // not a memset node
     CUgraph stranger = swcu::test::create_graph();
     const CUgraphNode foreign = swcu::test::add_fill32(stranger, dy, 0, n, ctx);
-    SWT_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, foreign, &zero, ctx),
-                     CUDA_ERROR_INVALID_VALUE);  // not a node of the instantiated graph
-    SWT_CHECK_RESULT(gr().cuGraphNodeSetEnabled(exec, foreign, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecMemsetNodeSetParams(exec, foreign, &zero, ctx),
+                           CUDA_ERROR_INVALID_VALUE);  // not a node of the instantiated graph
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphNodeSetEnabled(exec, foreign, 0), CUDA_ERROR_INVALID_VALUE);
     const CUDA_HOST_NODE_PARAMS null_fn{nullptr, nullptr};
-    SWT_CHECK_RESULT(gr().cuGraphExecHostNodeSetParams(exec, host, &null_fn),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(gr().cuGraphExecHostNodeSetParams(exec, host, &null_fn),
+                           CUDA_ERROR_INVALID_VALUE);
 
-    SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(stranger));
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(stranger));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(dx));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(dy));
   }
 
   TEST_CASE_FIXTURE(
@@ -601,105 +609,111 @@ TEST_SUITE("graph") {
     } tracked;
     const auto& g = gr();
     CUuserObject object = nullptr;
-    SWT_CHECK_RESULT(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1, 0),
-                     CUDA_ERROR_INVALID_VALUE);  // the flag is required
-    SWT_CHECK_RESULT(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 0,
-                                          CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1, 0),
+                           CUDA_ERROR_INVALID_VALUE);  // the flag is required
+    SWCU_TEST_CHECK_RESULT(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 0,
+                                                CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
         g.cuUserObjectCreate(&object, &tracked, nullptr, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC),
         CUDA_ERROR_INVALID_VALUE);
 
     SUBCASE("the program's references") {
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 2,
-                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 2,
+                                                     CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
       CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 1);
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectRetain(object, 1));
-      SWT_CHECK_RESULT(g.cuUserObjectRelease(object, 4), CUDA_ERROR_INVALID_VALUE);
-      SWT_CHECK_RESULT(g.cuUserObjectRetain(object, 0), CUDA_ERROR_INVALID_VALUE);
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectRelease(object, 2));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectRetain(object, 1));
+      SWCU_TEST_CHECK_RESULT(g.cuUserObjectRelease(object, 4), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(g.cuUserObjectRetain(object, 0), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectRelease(object, 2));
       CHECK(tracked.destroyed == 0);
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectRelease(object, 1));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectRelease(object, 1));
       CHECK(tracked.destroyed == 1);
       CHECK(tracked.driver_call == CUDA_ERROR_NOT_PERMITTED);
       CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
-      SWT_CHECK_RESULT(g.cuUserObjectRelease(object, 1), CUDA_ERROR_INVALID_VALUE);  // stale
+      SWCU_TEST_CHECK_RESULT(g.cuUserObjectRelease(object, 1), CUDA_ERROR_INVALID_VALUE);  // stale
     }
 
     SUBCASE("a graph's references: moved, released, cloned") {
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
-                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                                     CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
       CUgraph graph = swcu::test::create_graph();
-      SWT_CHECK_RESULT(g.cuGraphRetainUserObject(graph, object, 1, 2), CUDA_ERROR_INVALID_VALUE);
-      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
-      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 2, 0));
-      SWT_CHECK_RESULT(g.cuGraphReleaseUserObject(graph, object, 4), CUDA_ERROR_INVALID_VALUE);
-      SWT_REQUIRE_SUCCESS(g.cuGraphReleaseUserObject(graph, object, 2));
+      SWCU_TEST_CHECK_RESULT(g.cuGraphRetainUserObject(graph, object, 1, 2),
+                             CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(
+          g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 2, 0));
+      SWCU_TEST_CHECK_RESULT(g.cuGraphReleaseUserObject(graph, object, 4),
+                             CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphReleaseUserObject(graph, object, 2));
       CUgraph clone = nullptr;
-      SWT_REQUIRE_SUCCESS(g.cuGraphClone(&clone, graph));  // takes its own reference
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphClone(&clone, graph));  // takes its own reference
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
       CHECK(tracked.destroyed == 0);
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(clone));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(clone));
       CHECK(tracked.destroyed == 1);
       CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
     }
 
     SUBCASE("an executable graph's references outlive its graph") {
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
-                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                                     CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
       CUgraph graph = swcu::test::create_graph();
       CUgraph child = swcu::test::create_graph();
-      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(child, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      SWCU_TEST_REQUIRE_SUCCESS(
+          g.cuGraphRetainUserObject(child, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
       CUgraphNode node = nullptr;
-      SWT_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&node, graph, nullptr, 0, child));
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(child));  // the node's copy holds a reference
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddChildGraphNode(&node, graph, nullptr, 0, child));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(child));  // the node's copy holds a reference
       CHECK(tracked.destroyed == 0);
       const CUgraphExec exec = swcu::test::instantiate(graph);
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
       CHECK(tracked.destroyed == 0);
       CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 1);
       run(exec);
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
       CHECK(tracked.destroyed == 1);
     }
 
     SUBCASE("a launch in flight keeps them after its executable graph is destroyed") {
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
-                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                                     CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
       CUgraph graph = swcu::test::create_graph();
       int ran = 0;
       (void)swcu::test::add_host(graph, &count, &ran);
-      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      SWCU_TEST_REQUIRE_SUCCESS(
+          g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
       const CUgraphExec exec = swcu::test::instantiate(graph);
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
       swcu::test::Gate gate;
       gate.start(ctx, stream);
-      SWT_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
       CHECK(tracked.destroyed == 0);
       CHECK(ran == 0);
       gate.finish();
-      SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(stream));
       CHECK(ran == 1);
       CHECK(tracked.destroyed == 1);
       CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
     }
 
     SUBCASE("an update replaces the executable graph's references") {
-      SWT_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
-                                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuUserObjectCreate(&object, &tracked, &Tracked::destroy, 1,
+                                                     CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
       CUgraph graph = swcu::test::create_graph();
       (void)swcu::test::add_empty(graph);
-      SWT_REQUIRE_SUCCESS(g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+      SWCU_TEST_REQUIRE_SUCCESS(
+          g.cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
       const CUgraphExec exec = swcu::test::instantiate(graph);
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
       CUgraph plain = swcu::test::create_graph();
       (void)swcu::test::add_empty(plain);
       CUgraphExecUpdateResultInfo info{};
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecUpdate(exec, plain, &info));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecUpdate(exec, plain, &info));
       CHECK(tracked.destroyed == 1);  // nothing held it any more
-      SWT_REQUIRE_SUCCESS(g.cuGraphDestroy(plain));
-      SWT_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(plain));
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
     }
     CHECK(ctl.live_handles(SWCU_USER_OBJECT) == 0);
   }

@@ -24,7 +24,7 @@ std::string load_error(const void* image, CUresult expected) {
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {error, reinterpret_cast<void*>(sizeof error)};
   CUmodule m = nullptr;
-  SWT_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image, 2, options, values), expected);
+  SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image, 2, options, values), expected);
   CHECK(m == nullptr);
   return error;
 }
@@ -95,14 +95,15 @@ struct TempFile {
 void run_add_seven(CUfunction f) {
   const swcu::test::Api& cu = api();
   CUdeviceptr d = 0;
-  SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 32 * sizeof(int)));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 32 * sizeof(int)));
   std::vector<int> host(32, 1);
-  SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, host.data(), 32 * sizeof(int)));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, host.data(), 32 * sizeof(int)));
   void* params[] = {&d};
-  SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
-  SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host.data(), d, 32 * sizeof(int)));
+  SWCU_TEST_REQUIRE_SUCCESS(
+      mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host.data(), d, 32 * sizeof(int)));
   for (int i = 0; i < 32; ++i) CHECK(host[static_cast<std::size_t>(i)] == 8 + i);
-  SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
 }
 
 }  // namespace
@@ -185,7 +186,7 @@ TEST_SUITE("images") {
                std::string::npos);
     }
     CUmodule m = load(good);  // the original still loads
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   // Loading is linear in the number of kernels: 80 000 kernels took 5 s when each new kernel was
@@ -202,17 +203,17 @@ TEST_SUITE("images") {
     const std::string text = swcu::test::ptx(body);
     CUmodule m = load(text);
     unsigned count = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunctionCount(&count, m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetFunctionCount(&count, m));
     CHECK(count == kKernels);
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&f, m, "k99999"));
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&f, m, "k99999"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     CUlibrary lib = nullptr;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLibraryLoadData(&lib, text.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernelCount(&count, lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernelCount(&count, lib));
     CHECK(count == kKernels);
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
   }
 
   // CUDA driver API reference, cuModuleLoadData / cuLibraryLoadData: the image may be "a cubin or
@@ -223,19 +224,19 @@ TEST_SUITE("images") {
     REQUIRE(ir.size() > 4);
     const TempFile file(ir);
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, file.path.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, file.path.c_str()));
     run_add_seven(function(m, "add_seven"));
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
     CUlibrary lib = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryLoadFromFile(&lib, file.path.c_str(), nullptr, nullptr, 0,
-                                                    nullptr, nullptr, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryLoadFromFile(&lib, file.path.c_str(), nullptr, nullptr,
+                                                          0, nullptr, nullptr, 0));
     CUkernel k = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&k, lib, "add_seven"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&k, lib, "add_seven"));
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&f, k));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&f, k));
     run_add_seven(f);
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "LTO-IR in memory, without its length, is not supported") {
@@ -243,7 +244,7 @@ TEST_SUITE("images") {
     const std::string error = load_error(ir.data(), CUDA_ERROR_NOT_SUPPORTED);
     CHECK_NE(error.find("LTO-IR in memory has no length"), std::string::npos);
     CUlibrary lib = nullptr;
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         mod().cuLibraryLoadData(&lib, ir.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
         CUDA_ERROR_NOT_SUPPORTED);
     CHECK(ctl.live_handles(SWCU_LIBRARY) == 0);
@@ -254,16 +255,16 @@ TEST_SUITE("env") {
   TEST_CASE_FIXTURE(ModuleTest, "images: without nvJitLink LTO-IR is not supported") {
     const TempFile file(nvrtc_ltoir(kAddSeven));
     CUmodule m = nullptr;
-    SWT_CHECK_RESULT(mod().cuModuleLoad(&m, file.path.c_str()), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoad(&m, file.path.c_str()), CUDA_ERROR_NOT_SUPPORTED);
     CHECK(m == nullptr);
     CHECK(ctl.live_handles(SWCU_MODULE) == 0);
     CUlibrary lib = nullptr;
     char error[512] = {};
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {error, reinterpret_cast<void*>(sizeof error)};
-    SWT_CHECK_RESULT(mod().cuLibraryLoadFromFile(&lib, file.path.c_str(), options, values, 2,
-                                                 nullptr, nullptr, 0),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryLoadFromFile(&lib, file.path.c_str(), options, values, 2,
+                                                       nullptr, nullptr, 0),
+                           CUDA_ERROR_NOT_SUPPORTED);
     CHECK_NE(std::string(error).find("LTO-IR needs nvJitLink"), std::string::npos);
   }
 }

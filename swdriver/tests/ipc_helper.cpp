@@ -48,7 +48,8 @@ F load(const char* name) {
   return reinterpret_cast<F>(f);
 }
 
-#define SWT_FN(name, export_name) const auto name = load<decltype(&::export_name)>(#export_name)
+#define SWCU_TEST_FN(name, export_name) \
+  const auto name = load<decltype(&::export_name)>(#export_name)
 
 std::string name_of(CUresult r) {
   const char* text = nullptr;
@@ -70,8 +71,8 @@ void check(bool ok, const char* what, int line) {
   std::fprintf(stderr, "ipc_helper:%d: check failed: %s\n", line, what);
 }
 
-#define SWT_EXPECT(call, want) expect((call), (want), #call, __LINE__)
-#define SWT_CHECK(condition) check((condition), #condition, __LINE__)
+#define SWCU_TEST_EXPECT(call, want) expect((call), (want), #call, __LINE__)
+#define SWCU_TEST_CHECK(condition) check((condition), #condition, __LINE__)
 
 template <class Handle>
 Handle from_hex(const std::string& hex) {
@@ -111,250 +112,251 @@ std::string hear() {
 }
 
 int memory(const CUipcMemHandle& handle, std::size_t count) {
-  SWT_FN(primary_retain, cuDevicePrimaryCtxRetain);
-  SWT_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
-  SWT_FN(set_current, cuCtxSetCurrent);
-  SWT_FN(ctx_create, cuCtxCreate_v4);
-  SWT_FN(ctx_destroy, cuCtxDestroy_v2);
-  SWT_FN(device_count, cuDeviceGetCount);
-  SWT_FN(can_access_peer, cuDeviceCanAccessPeer);
-  SWT_FN(open, cuIpcOpenMemHandle_v2);
-  SWT_FN(open_legacy, cuIpcOpenMemHandle);
-  SWT_FN(close, cuIpcCloseMemHandle);
-  SWT_FN(address_range, cuMemGetAddressRange_v2);
-  SWT_FN(pointer_attribute, cuPointerGetAttribute);
-  SWT_FN(mem_free, cuMemFree_v2);
-  SWT_FN(memset8, cuMemsetD8_v2);
-  SWT_FN(to_host, cuMemcpyDtoH_v2);
-  SWT_FN(to_device, cuMemcpyHtoD_v2);
+  SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWCU_TEST_FN(set_current, cuCtxSetCurrent);
+  SWCU_TEST_FN(ctx_create, cuCtxCreate_v4);
+  SWCU_TEST_FN(ctx_destroy, cuCtxDestroy_v2);
+  SWCU_TEST_FN(device_count, cuDeviceGetCount);
+  SWCU_TEST_FN(can_access_peer, cuDeviceCanAccessPeer);
+  SWCU_TEST_FN(open, cuIpcOpenMemHandle_v2);
+  SWCU_TEST_FN(open_legacy, cuIpcOpenMemHandle);
+  SWCU_TEST_FN(close, cuIpcCloseMemHandle);
+  SWCU_TEST_FN(address_range, cuMemGetAddressRange_v2);
+  SWCU_TEST_FN(pointer_attribute, cuPointerGetAttribute);
+  SWCU_TEST_FN(mem_free, cuMemFree_v2);
+  SWCU_TEST_FN(memset8, cuMemsetD8_v2);
+  SWCU_TEST_FN(to_host, cuMemcpyDtoH_v2);
+  SWCU_TEST_FN(to_device, cuMemcpyHtoD_v2);
 
   CUcontext ctx = nullptr;
-  SWT_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(ctx), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
   CUdeviceptr p = 0, q = 0;
-  SWT_EXPECT(open(&p, handle, 0), CUDA_ERROR_INVALID_VALUE);  // the flag is required
-  SWT_EXPECT(open(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
-  SWT_EXPECT(open(&q, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
-  SWT_CHECK(p != 0 && p == q);  // one mapping, two references
-  SWT_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 1);
+  SWCU_TEST_EXPECT(open(&p, handle, 0), CUDA_ERROR_INVALID_VALUE);  // the flag is required
+  SWCU_TEST_EXPECT(open(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(open(&q, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(p != 0 && p == q);  // one mapping, two references
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 1);
   const std::size_t bytes = count * sizeof(int);
   CUdeviceptr base = 0;
   std::size_t size = 0;
-  SWT_EXPECT(address_range(&base, &size, p + 4), CUDA_SUCCESS);
-  SWT_CHECK(base == p && size == bytes);
+  SWCU_TEST_EXPECT(address_range(&base, &size, p + 4), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(base == p && size == bytes);
   unsigned type = 0;
-  SWT_EXPECT(pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p), CUDA_SUCCESS);
-  SWT_CHECK(type == CU_MEMORYTYPE_DEVICE);
+  SWCU_TEST_EXPECT(pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(type == CU_MEMORYTYPE_DEVICE);
   CUcontext owner = nullptr;
-  SWT_EXPECT(pointer_attribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p), CUDA_SUCCESS);
-  SWT_CHECK(owner == ctx);
-  SWT_EXPECT(mem_free(p), CUDA_ERROR_INVALID_VALUE);               // not cuMemAlloc memory here
-  SWT_EXPECT(memset8(p + bytes, 0, 1), CUDA_ERROR_INVALID_VALUE);  // past its end
+  SWCU_TEST_EXPECT(pointer_attribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(owner == ctx);
+  SWCU_TEST_EXPECT(mem_free(p), CUDA_ERROR_INVALID_VALUE);  // not cuMemAlloc memory here
+  SWCU_TEST_EXPECT(memset8(p + bytes, 0, 1), CUDA_ERROR_INVALID_VALUE);  // past its end
 
   std::vector<int> values(count);
-  SWT_EXPECT(to_host(values.data(), p, bytes), CUDA_SUCCESS);
-  for (std::size_t i = 0; i < count; ++i) SWT_CHECK(values[i] == static_cast<int>(i));
+  SWCU_TEST_EXPECT(to_host(values.data(), p, bytes), CUDA_SUCCESS);
+  for (std::size_t i = 0; i < count; ++i) SWCU_TEST_CHECK(values[i] == static_cast<int>(i));
   for (int& v : values) ++v;
-  SWT_EXPECT(to_device(p, values.data(), bytes), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(to_device(p, values.data(), bytes), CUDA_SUCCESS);
 
   // One context per device may open a handle.
   CUcontext other = nullptr;
-  SWT_EXPECT(ctx_create(&other, nullptr, 0, 0), CUDA_SUCCESS);
-  SWT_EXPECT(open(&q, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_ERROR_INVALID_CONTEXT);
-  SWT_EXPECT(ctx_destroy(other), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(ctx_create(&other, nullptr, 0, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(open(&q, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                   CUDA_ERROR_INVALID_CONTEXT);
+  SWCU_TEST_EXPECT(ctx_destroy(other), CUDA_SUCCESS);
   // A context of another device may, if it can access the exporter's device (device 0).
   int devices = 0;
-  SWT_EXPECT(device_count(&devices), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(device_count(&devices), CUDA_SUCCESS);
   if (devices > 1) {
     int peer = 0;
-    SWT_EXPECT(can_access_peer(&peer, 1, 0), CUDA_SUCCESS);
-    SWT_EXPECT(ctx_create(&other, nullptr, 0, 1), CUDA_SUCCESS);
+    SWCU_TEST_EXPECT(can_access_peer(&peer, 1, 0), CUDA_SUCCESS);
+    SWCU_TEST_EXPECT(ctx_create(&other, nullptr, 0, 1), CUDA_SUCCESS);
     CUdeviceptr r = 0;
-    SWT_EXPECT(open(&r, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-               peer != 0 ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    SWCU_TEST_EXPECT(open(&r, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                     peer != 0 ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
     if (peer != 0) {
-      SWT_CHECK(r != p);
+      SWCU_TEST_CHECK(r != p);
       int first = 0;
-      SWT_EXPECT(to_host(&first, r, sizeof first), CUDA_SUCCESS);
-      SWT_CHECK(first == 1);  // the same memory
-      SWT_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 2);
+      SWCU_TEST_EXPECT(to_host(&first, r, sizeof first), CUDA_SUCCESS);
+      SWCU_TEST_CHECK(first == 1);  // the same memory
+      SWCU_TEST_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 2);
     }
-    SWT_EXPECT(ctx_destroy(other), CUDA_SUCCESS);  // unmaps what it opened
-    SWT_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 1);
-    SWT_EXPECT(set_current(ctx), CUDA_SUCCESS);
+    SWCU_TEST_EXPECT(ctx_destroy(other), CUDA_SUCCESS);  // unmaps what it opened
+    SWCU_TEST_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 1);
+    SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
   }
 
-  SWT_EXPECT(close(p), CUDA_SUCCESS);
-  SWT_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 1);
-  SWT_EXPECT(close(p), CUDA_SUCCESS);
-  SWT_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 0);
-  SWT_EXPECT(close(p), CUDA_ERROR_INVALID_VALUE);
-  SWT_EXPECT(to_host(values.data(), p, 4), CUDA_ERROR_INVALID_VALUE);  // unmapped
-  SWT_EXPECT(open_legacy(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
-  SWT_EXPECT(close(p), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(nullptr), CUDA_SUCCESS);
-  SWT_EXPECT(close(p), CUDA_ERROR_INVALID_CONTEXT);
-  SWT_EXPECT(primary_release(0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(close(p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 1);
+  SWCU_TEST_EXPECT(close(p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 0);
+  SWCU_TEST_EXPECT(close(p), CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_EXPECT(to_host(values.data(), p, 4), CUDA_ERROR_INVALID_VALUE);  // unmapped
+  SWCU_TEST_EXPECT(open_legacy(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(close(p), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(nullptr), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(close(p), CUDA_ERROR_INVALID_CONTEXT);
+  SWCU_TEST_EXPECT(primary_release(0), CUDA_SUCCESS);
   return 0;
 }
 
 int fault(const CUipcMemHandle& handle) {
-  SWT_FN(primary_retain, cuDevicePrimaryCtxRetain);
-  SWT_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
-  SWT_FN(set_current, cuCtxSetCurrent);
-  SWT_FN(open, cuIpcOpenMemHandle_v2);
-  SWT_FN(close, cuIpcCloseMemHandle);
+  SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWCU_TEST_FN(set_current, cuCtxSetCurrent);
+  SWCU_TEST_FN(open, cuIpcOpenMemHandle_v2);
+  SWCU_TEST_FN(close, cuIpcCloseMemHandle);
   CUcontext ctx = nullptr;
-  SWT_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(ctx), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
   CUdeviceptr p = 0;
-  SWT_EXPECT(open(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_ERROR_MAP_FAILED);
-  SWT_CHECK(p == 0);  // untouched
-  SWT_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 0);
-  SWT_EXPECT(open(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
-  SWT_EXPECT(close(p), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(nullptr), CUDA_SUCCESS);
-  SWT_EXPECT(primary_release(0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(open(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_ERROR_MAP_FAILED);
+  SWCU_TEST_CHECK(p == 0);  // untouched
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_IPC_MAPPING) == 0);
+  SWCU_TEST_EXPECT(open(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(close(p), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(nullptr), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_release(0), CUDA_SUCCESS);
   return 0;
 }
 
 int event(const CUipcEventHandle& handle) {
-  SWT_FN(primary_retain, cuDevicePrimaryCtxRetain);
-  SWT_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
-  SWT_FN(set_current, cuCtxSetCurrent);
-  SWT_FN(open, cuIpcOpenEventHandle);
-  SWT_FN(get_handle, cuIpcGetEventHandle);
-  SWT_FN(query, cuEventQuery);
-  SWT_FN(synchronize, cuEventSynchronize);
-  SWT_FN(elapsed, cuEventElapsedTime_v2);
-  SWT_FN(destroy, cuEventDestroy_v2);
-  SWT_FN(record, cuEventRecord);
-  SWT_FN(stream_create, cuStreamCreate);
-  SWT_FN(stream_destroy, cuStreamDestroy_v2);
-  SWT_FN(stream_synchronize, cuStreamSynchronize);
+  SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWCU_TEST_FN(set_current, cuCtxSetCurrent);
+  SWCU_TEST_FN(open, cuIpcOpenEventHandle);
+  SWCU_TEST_FN(get_handle, cuIpcGetEventHandle);
+  SWCU_TEST_FN(query, cuEventQuery);
+  SWCU_TEST_FN(synchronize, cuEventSynchronize);
+  SWCU_TEST_FN(elapsed, cuEventElapsedTime_v2);
+  SWCU_TEST_FN(destroy, cuEventDestroy_v2);
+  SWCU_TEST_FN(record, cuEventRecord);
+  SWCU_TEST_FN(stream_create, cuStreamCreate);
+  SWCU_TEST_FN(stream_destroy, cuStreamDestroy_v2);
+  SWCU_TEST_FN(stream_synchronize, cuStreamSynchronize);
   CUcontext ctx = nullptr;
-  SWT_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(ctx), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
   CUevent e = nullptr;
-  SWT_EXPECT(open(&e, handle), CUDA_SUCCESS);
-  SWT_CHECK(g_control->live_handles(SWCU_EVENT) == 1);
-  SWT_EXPECT(query(e), CUDA_ERROR_NOT_READY);  // the test holds its stream back
+  SWCU_TEST_EXPECT(open(&e, handle), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_EVENT) == 1);
+  SWCU_TEST_EXPECT(query(e), CUDA_ERROR_NOT_READY);  // the test holds its stream back
   say("not-ready");
-  SWT_EXPECT(synchronize(e), CUDA_SUCCESS);  // until the test lets it run
-  SWT_EXPECT(query(e), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(synchronize(e), CUDA_SUCCESS);  // until the test lets it run
+  SWCU_TEST_EXPECT(query(e), CUDA_SUCCESS);
   say("done");
   float ms = 0;
-  SWT_EXPECT(elapsed(&ms, e, e), CUDA_ERROR_INVALID_HANDLE);  // as with DISABLE_TIMING
+  SWCU_TEST_EXPECT(elapsed(&ms, e, e), CUDA_ERROR_INVALID_HANDLE);  // as with DISABLE_TIMING
   CUipcEventHandle again{};
-  SWT_EXPECT(get_handle(&again, e), CUDA_SUCCESS);
-  SWT_CHECK(std::memcmp(&again, &handle, sizeof again) == 0);
+  SWCU_TEST_EXPECT(get_handle(&again, e), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(std::memcmp(&again, &handle, sizeof again) == 0);
   // Recorded here (deferred: it runs when the stream is synchronized), seen by the exporter.
   CUstream s = nullptr;
-  SWT_EXPECT(stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  SWT_EXPECT(record(e, s), CUDA_SUCCESS);
-  SWT_EXPECT(query(e), CUDA_ERROR_NOT_READY);
+  SWCU_TEST_EXPECT(stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(record(e, s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(query(e), CUDA_ERROR_NOT_READY);
   say("recorded");
   if (hear() != "sync") return 1;
-  SWT_EXPECT(stream_synchronize(s), CUDA_SUCCESS);
-  SWT_EXPECT(query(e), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(stream_synchronize(s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(query(e), CUDA_SUCCESS);
   say("synced");
-  SWT_EXPECT(stream_destroy(s), CUDA_SUCCESS);
-  SWT_EXPECT(destroy(e), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(nullptr), CUDA_SUCCESS);
-  SWT_EXPECT(primary_release(0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(stream_destroy(s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(destroy(e), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(nullptr), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_release(0), CUDA_SUCCESS);
   return 0;
 }
 
 int pool(int fd, const std::string& hex, std::size_t count) {
-  SWT_FN(primary_retain, cuDevicePrimaryCtxRetain);
-  SWT_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
-  SWT_FN(set_current, cuCtxSetCurrent);
-  SWT_FN(import_pool, cuMemPoolImportFromShareableHandle);
-  SWT_FN(import_pointer, cuMemPoolImportPointer);
-  SWT_FN(alloc_from_pool, cuMemAllocFromPoolAsync);
-  SWT_FN(pool_destroy, cuMemPoolDestroy);
-  SWT_FN(mem_free, cuMemFree_v2);
-  SWT_FN(to_host, cuMemcpyDtoH_v2);
-  SWT_FN(to_device, cuMemcpyHtoD_v2);
+  SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWCU_TEST_FN(set_current, cuCtxSetCurrent);
+  SWCU_TEST_FN(import_pool, cuMemPoolImportFromShareableHandle);
+  SWCU_TEST_FN(import_pointer, cuMemPoolImportPointer);
+  SWCU_TEST_FN(alloc_from_pool, cuMemAllocFromPoolAsync);
+  SWCU_TEST_FN(pool_destroy, cuMemPoolDestroy);
+  SWCU_TEST_FN(mem_free, cuMemFree_v2);
+  SWCU_TEST_FN(to_host, cuMemcpyDtoH_v2);
+  SWCU_TEST_FN(to_device, cuMemcpyHtoD_v2);
   CUmemPoolPtrExportData data{};
   if (hex.size() != 2 * sizeof data.reserved) return 2;
   for (std::size_t i = 0; i < sizeof data.reserved; ++i) {
     data.reserved[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   }
   CUcontext ctx = nullptr;
-  SWT_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(ctx), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
   CUmemoryPool imported = nullptr;
-  SWT_EXPECT(import_pool(&imported, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
-                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-             CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(import_pool(&imported, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                   CUDA_SUCCESS);
   close(fd);  // the pool keeps its own descriptor
   CUdeviceptr p = 0;
-  SWT_EXPECT(import_pointer(&p, imported, &data), CUDA_SUCCESS);
-  SWT_CHECK(g_control->live_handles(SWCU_MEMORY_POOL) == 1);
-  SWT_CHECK(g_control->live_handles(SWCU_DEVICE_ALLOCATION) == 1);
+  SWCU_TEST_EXPECT(import_pointer(&p, imported, &data), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_MEMORY_POOL) == 1);
+  SWCU_TEST_CHECK(g_control->live_handles(SWCU_DEVICE_ALLOCATION) == 1);
   CUdeviceptr q = 0;
-  SWT_EXPECT(alloc_from_pool(&q, 64, imported, nullptr), CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_EXPECT(alloc_from_pool(&q, 64, imported, nullptr), CUDA_ERROR_INVALID_VALUE);
   const std::size_t bytes = count * sizeof(int);
   std::vector<int> values(count);
-  SWT_EXPECT(to_host(values.data(), p, bytes), CUDA_SUCCESS);
-  for (std::size_t i = 0; i < count; ++i) SWT_CHECK(values[i] == static_cast<int>(i));
+  SWCU_TEST_EXPECT(to_host(values.data(), p, bytes), CUDA_SUCCESS);
+  for (std::size_t i = 0; i < count; ++i) SWCU_TEST_CHECK(values[i] == static_cast<int>(i));
   for (int& v : values) ++v;
-  SWT_EXPECT(to_device(p, values.data(), bytes), CUDA_SUCCESS);
-  SWT_EXPECT(mem_free(p), CUDA_SUCCESS);  // before the exporter frees it
-  SWT_EXPECT(pool_destroy(imported), CUDA_SUCCESS);
-  SWT_EXPECT(set_current(nullptr), CUDA_SUCCESS);
-  SWT_EXPECT(primary_release(0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(to_device(p, values.data(), bytes), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(mem_free(p), CUDA_SUCCESS);  // before the exporter frees it
+  SWCU_TEST_EXPECT(pool_destroy(imported), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(nullptr), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_release(0), CUDA_SUCCESS);
   return 0;
 }
 
 int serve(std::size_t count) {
-  SWT_FN(ctx_create, cuCtxCreate_v4);
-  SWT_FN(ctx_destroy, cuCtxDestroy_v2);
-  SWT_FN(alloc, cuMemAlloc_v2);
-  SWT_FN(mem_free, cuMemFree_v2);
-  SWT_FN(to_device, cuMemcpyHtoD_v2);
-  SWT_FN(to_host, cuMemcpyDtoH_v2);
-  SWT_FN(memset32_async, cuMemsetD32Async);
-  SWT_FN(stream_create, cuStreamCreate);
-  SWT_FN(stream_destroy, cuStreamDestroy_v2);
-  SWT_FN(stream_synchronize, cuStreamSynchronize);
-  SWT_FN(event_create, cuEventCreate);
-  SWT_FN(event_destroy, cuEventDestroy_v2);
-  SWT_FN(record, cuEventRecord);
-  SWT_FN(get_memory_handle, cuIpcGetMemHandle);
-  SWT_FN(get_event_handle, cuIpcGetEventHandle);
+  SWCU_TEST_FN(ctx_create, cuCtxCreate_v4);
+  SWCU_TEST_FN(ctx_destroy, cuCtxDestroy_v2);
+  SWCU_TEST_FN(alloc, cuMemAlloc_v2);
+  SWCU_TEST_FN(mem_free, cuMemFree_v2);
+  SWCU_TEST_FN(to_device, cuMemcpyHtoD_v2);
+  SWCU_TEST_FN(to_host, cuMemcpyDtoH_v2);
+  SWCU_TEST_FN(memset32_async, cuMemsetD32Async);
+  SWCU_TEST_FN(stream_create, cuStreamCreate);
+  SWCU_TEST_FN(stream_destroy, cuStreamDestroy_v2);
+  SWCU_TEST_FN(stream_synchronize, cuStreamSynchronize);
+  SWCU_TEST_FN(event_create, cuEventCreate);
+  SWCU_TEST_FN(event_destroy, cuEventDestroy_v2);
+  SWCU_TEST_FN(record, cuEventRecord);
+  SWCU_TEST_FN(get_memory_handle, cuIpcGetMemHandle);
+  SWCU_TEST_FN(get_event_handle, cuIpcGetEventHandle);
   CUcontext ctx = nullptr;
-  SWT_EXPECT(ctx_create(&ctx, nullptr, 0, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(ctx_create(&ctx, nullptr, 0, 0), CUDA_SUCCESS);
   const std::size_t bytes = count * sizeof(int);
   CUdeviceptr d = 0;
-  SWT_EXPECT(alloc(&d, bytes), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(alloc(&d, bytes), CUDA_SUCCESS);
   std::vector<int> values(count);
   for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(3 * i);
-  SWT_EXPECT(to_device(d, values.data(), bytes), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(to_device(d, values.data(), bytes), CUDA_SUCCESS);
   CUstream s = nullptr;
-  SWT_EXPECT(stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   CUevent e = nullptr;
-  SWT_EXPECT(event_create(&e, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(event_create(&e, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS), CUDA_SUCCESS);
   // Deferred: neither runs until the stream is synchronized.
-  SWT_EXPECT(memset32_async(d, 0x77, count, s), CUDA_SUCCESS);
-  SWT_EXPECT(record(e, s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(memset32_async(d, 0x77, count, s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(record(e, s), CUDA_SUCCESS);
   CUipcMemHandle memory_handle{};
   CUipcEventHandle event_handle{};
-  SWT_EXPECT(get_memory_handle(&memory_handle, d), CUDA_SUCCESS);
-  SWT_EXPECT(get_event_handle(&event_handle, e), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(get_memory_handle(&memory_handle, d), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(get_event_handle(&event_handle, e), CUDA_SUCCESS);
   std::printf("%s %s\n", to_hex(memory_handle).c_str(), to_hex(event_handle).c_str());
   std::fflush(stdout);
   if (hear() != "go") return 1;
-  SWT_EXPECT(stream_synchronize(s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(stream_synchronize(s), CUDA_SUCCESS);
   if (hear() != "check") return 1;
-  SWT_EXPECT(to_host(values.data(), d, bytes), CUDA_SUCCESS);
-  for (const int v : values) SWT_CHECK(v == 0x78);
+  SWCU_TEST_EXPECT(to_host(values.data(), d, bytes), CUDA_SUCCESS);
+  for (const int v : values) SWCU_TEST_CHECK(v == 0x78);
   say("ok");
-  SWT_EXPECT(event_destroy(e), CUDA_SUCCESS);
-  SWT_EXPECT(stream_destroy(s), CUDA_SUCCESS);
-  SWT_EXPECT(mem_free(d), CUDA_SUCCESS);
-  SWT_EXPECT(ctx_destroy(ctx), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(event_destroy(e), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(stream_destroy(s), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(mem_free(d), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(ctx_destroy(ctx), CUDA_SUCCESS);
   return 0;
 }
 
@@ -366,8 +368,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ipc_helper: %s\n", dlerror());
     return 2;
   }
-  SWT_FN(init, cuInit);
-  SWT_FN(export_table, cuGetExportTable);
+  SWCU_TEST_FN(init, cuInit);
+  SWCU_TEST_FN(export_table, cuGetExportTable);
   if (init(0) != CUDA_SUCCESS) {
     std::fprintf(stderr, "ipc_helper: cuInit failed\n");
     return 2;

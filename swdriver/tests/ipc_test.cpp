@@ -185,61 +185,62 @@ TEST_SUITE("ipc") {
     CUdeviceptr d = 0, pitched = 0, managed = 0, ordered = 0;
     std::size_t pitch = 0;
     void* host = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 1000));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocPitch_v2(&pitched, &pitch, 100, 4, 4));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocManaged(&managed, 64, CU_MEM_ATTACH_GLOBAL));
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&host, 64, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&ordered, 64, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 1000));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocPitch_v2(&pitched, &pitch, 100, 4, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocManaged(&managed, 64, CU_MEM_ATTACH_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&host, 64, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&ordered, 64, nullptr));
     CUipcMemHandle h{}, again{}, inside{};
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&again, d));
-    CHECK(std::memcmp(&h, &again, sizeof h) == 0);            // lightweight, repeatable
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&inside, d + 500));  // names the whole allocation
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&again, d));
+    CHECK(std::memcmp(&h, &again, sizeof h) == 0);                  // lightweight, repeatable
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&inside, d + 500));  // names the whole allocation
     CHECK(std::memcmp(&h, &inside, sizeof h) == 0);
-    SWT_CHECK_RESULT(ipc().get_memory(&again, pitched), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(ipc().get_memory(&again, pitched), CUDA_SUCCESS);
     CUipcMemHandle untouched{};
     for (const CUdeviceptr p :
          {managed, ordered, CUdeviceptr(reinterpret_cast<std::uintptr_t>(host)), CUdeviceptr(0),
           d + 1000}) {
-      SWT_CHECK_RESULT(ipc().get_memory(&untouched, p), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(ipc().get_memory(&untouched, p), CUDA_ERROR_INVALID_VALUE);
     }
     CHECK(std::memcmp(&untouched, &kNoMemoryHandle, sizeof untouched) == 0);
-    SWT_CHECK_RESULT(ipc().get_memory(nullptr, d), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(ipc().get_memory(nullptr, d), CUDA_ERROR_INVALID_VALUE);
     // A new allocation (even at the same address) has a new handle.
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
-    SWT_CHECK_RESULT(ipc().get_memory(&again, d), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 1000));
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&again, d));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWCU_TEST_CHECK_RESULT(ipc().get_memory(&again, d), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 1000));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&again, d));
     CHECK(std::memcmp(&h, &again, sizeof h) != 0);
     // No current context is needed: the pointer says which allocation.
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
     CUcontext popped = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_CHECK_RESULT(ipc().get_memory(&again, d), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(ordered, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // frees the rest
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_CHECK_RESULT(ipc().get_memory(&again, d), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(ordered, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // frees the rest
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a process cannot open its own memory handle") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0, p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 256));
     CUipcMemHandle h{};
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
     // The real driver answers "invalid device context" (cuda.h does not say).
-    SWT_CHECK_RESULT(ipc().open_memory(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(ipc().open_memory_v1(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(ipc().open_memory(&p, h, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(ipc().open_memory(nullptr, h, kLazy), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(ipc().open_memory(&p, kNoMemoryHandle, kLazy), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory_v1(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory(&p, h, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory(nullptr, h, kLazy), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory(&p, kNoMemoryHandle, kLazy), CUDA_ERROR_INVALID_VALUE);
     CHECK(p == 0);
-    SWT_CHECK_RESULT(ipc().close_memory(d), CUDA_ERROR_INVALID_VALUE);  // not a mapping
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
-    SWT_CHECK_RESULT(ipc().open_memory(&p, h, kLazy), CUDA_ERROR_INVALID_CONTEXT);  // none current
-    SWT_CHECK_RESULT(ipc().close_memory(d), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(ipc().close_memory(d), CUDA_ERROR_INVALID_VALUE);  // not a mapping
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory(&p, h, kLazy),
+                           CUDA_ERROR_INVALID_CONTEXT);  // none current
+    SWCU_TEST_CHECK_RESULT(ipc().close_memory(d), CUDA_ERROR_INVALID_CONTEXT);
     CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 0);
   }
 
@@ -248,22 +249,22 @@ TEST_SUITE("ipc") {
     const CUevent plain = create_event(CU_EVENT_DISABLE_TIMING);
     const CUevent shared = create_event(kInterprocess);
     CUevent e = nullptr;
-    SWT_CHECK_RESULT(cu.cuEventCreate(&e, CU_EVENT_INTERPROCESS), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventCreate(&e, CU_EVENT_INTERPROCESS), CUDA_ERROR_INVALID_VALUE);
     CUipcEventHandle h{}, again{};
-    SWT_CHECK_RESULT(ipc().get_event(&h, plain), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(ipc().get_event(nullptr, shared), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(ipc().get_event(&h, shared));
-    SWT_REQUIRE_SUCCESS(ipc().get_event(&again, shared));
+    SWCU_TEST_CHECK_RESULT(ipc().get_event(&h, plain), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(ipc().get_event(nullptr, shared), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_event(&h, shared));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_event(&again, shared));
     CHECK(std::memcmp(&h, &again, sizeof h) == 0);
     // The real driver refuses its own handles ("invalid device context").
-    SWT_CHECK_RESULT(ipc().open_event(&e, h), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(ipc().open_event(&e, kNoEventHandle), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(ipc().open_event(nullptr, h), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(ipc().open_event(&e, h), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(ipc().open_event(&e, kNoEventHandle), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(ipc().open_event(nullptr, h), CUDA_ERROR_INVALID_VALUE);
     CHECK(e == nullptr);
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(shared));
-    SWT_CHECK_RESULT(ipc().get_event(&h, shared), CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(plain));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(shared));
+    SWCU_TEST_CHECK_RESULT(ipc().get_event(&h, shared), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(plain));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -272,43 +273,43 @@ TEST_SUITE("ipc") {
     const CUstream s = create_stream();
     const CUstream t = create_stream();
     const CUevent e = create_event(kInterprocess);
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);  // never recorded
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);  // never recorded
     swcu::test::Gate gate;
     gate.start(ctx, s);
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(t, e, 0));  // a dependency, not a blocking wait
-    SWT_CHECK_RESULT(cu.cuStreamQuery(t), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(t, e, 0));  // a dependency, not a blocking wait
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(t), CUDA_ERROR_NOT_READY);
     gate.finish();
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(t));
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    for (const CUstream x : {s, t}) SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(x));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(t));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    for (const CUstream x : {s, t}) SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(x));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "fault rules apply to exporting") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
     const CUevent e = create_event(kInterprocess);
     REQUIRE(ctl.add_fault_rule("cuIpcGetMemHandle:1:CUDA_ERROR_OUT_OF_MEMORY;"
                                "cuIpcGetEventHandle:1:CUDA_ERROR_MAP_FAILED") == 0);
     CUipcMemHandle h{};
     CUipcEventHandle eh{};
-    SWT_CHECK_RESULT(ipc().get_memory(&h, d), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_CHECK_RESULT(ipc().get_event(&eh, e), CUDA_ERROR_MAP_FAILED);
+    SWCU_TEST_CHECK_RESULT(ipc().get_memory(&h, d), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(ipc().get_event(&eh, e), CUDA_ERROR_MAP_FAILED);
     CHECK(std::memcmp(&h, &kNoMemoryHandle, sizeof h) == 0);
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
-    SWT_REQUIRE_SUCCESS(ipc().get_event(&eh, e));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_event(&eh, e));
     // A sticky error of the owning context is reported.
     REQUIRE(ctl.add_fault_rule("cuCtxGetFlags:1:CUDA_ERROR_LAUNCH_FAILED:sticky") == 0);
     unsigned flags = 0;
-    SWT_CHECK_RESULT(cu.cuCtxGetFlags(&flags), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(ipc().get_memory(&h, d), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(ipc().get_event(&eh, e), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetFlags(&flags), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(ipc().get_memory(&h, d), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(ipc().get_event(&eh, e), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -317,38 +318,41 @@ TEST_SUITE("ipc") {
     const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     const CUmemoryPool plain = create_pool(CU_MEM_HANDLE_TYPE_NONE);
     CUmemoryPool default_pool = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&default_pool, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&default_pool, 0));
     // Exporting: only a pool created with the handle type, as that type, with flags 0.
     int fd = -1;
-    SWT_CHECK_RESULT(pools().export_pool(nullptr, shared, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().export_pool(&fd, shared, kPosixFd, 1), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().export_pool(&fd, shared, CU_MEM_HANDLE_TYPE_FABRIC, 0),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().export_pool(nullptr, shared, kPosixFd, 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().export_pool(&fd, shared, kPosixFd, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().export_pool(&fd, shared, CU_MEM_HANDLE_TYPE_FABRIC, 0),
+                           CUDA_ERROR_INVALID_VALUE);
     for (const CUmemoryPool p : {plain, default_pool, CUmemoryPool{}}) {
-      SWT_CHECK_RESULT(pools().export_pool(&fd, p, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(pools().export_pool(&fd, p, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
     }
     CHECK(fd == -1);
     REQUIRE(ctl.add_fault_rule("cuMemPoolExportToShareableHandle:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
-    SWT_CHECK_RESULT(pools().export_pool(&fd, shared, kPosixFd, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(pools().export_pool(&fd, shared, kPosixFd, 0), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(fd == -1);
-    SWT_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
     REQUIRE(fd >= 0);
     CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
     int again = -1;
-    SWT_REQUIRE_SUCCESS(pools().export_pool(&again, shared, kPosixFd, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pool(&again, shared, kPosixFd, 0));
     CHECK(again != fd);  // each export is a descriptor of its own
     close(again);
     // Importing: the descriptor as a pointer-sized number; the caller keeps it.
     CUmemoryPool imported = nullptr;
     void* const handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd));
-    SWT_CHECK_RESULT(pools().import_pool(nullptr, handle, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().import_pool(&imported, handle, kPosixFd, 1), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().import_pool(&imported, handle, CU_MEM_HANDLE_TYPE_NONE, 0),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pool(nullptr, handle, kPosixFd, 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pool(&imported, handle, kPosixFd, 1),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pool(&imported, handle, CU_MEM_HANDLE_TYPE_NONE, 0),
+                           CUDA_ERROR_INVALID_VALUE);
     int ends[2];
     REQUIRE(pipe2(ends, O_CLOEXEC) == 0);
     for (const int not_a_pool : {ends[0], -1, 12345}) {
-      SWT_CHECK_RESULT(
+      SWCU_TEST_CHECK_RESULT(
           pools().import_pool(&imported,
                               reinterpret_cast<void*>(static_cast<std::intptr_t>(not_a_pool)),
                               kPosixFd, 0),
@@ -358,73 +362,79 @@ TEST_SUITE("ipc") {
     close(ends[1]);
     CHECK(imported == nullptr);
     const std::size_t live = ctl.live_handles(SWCU_MEMORY_POOL);
-    SWT_REQUIRE_SUCCESS(pools().import_pool(&imported, handle, kPosixFd, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().import_pool(&imported, handle, kPosixFd, 0));
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == live + 1);
     close(fd);  // the imported pool holds its own
     // An imported pool allocates nothing and is not exported again.
     CUdeviceptr q = 0;
-    SWT_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&q, 64, imported, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(0, imported), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().export_pool(&fd, imported, kPosixFd, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&q, 64, imported, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetMemPool(0, imported), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().export_pool(&fd, imported, kPosixFd, 0),
+                           CUDA_ERROR_INVALID_VALUE);
 
     // Pointers: the base of a live allocation of a shareable pool.
     constexpr std::size_t count = 2000;  // more than a page
     CUdeviceptr p = 0, unshared = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&unshared, 64, plain, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&unshared, 64, plain, nullptr));
     std::vector<int> values(count);
     for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(i);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), count * sizeof(int)));
     CUmemPoolPtrExportData data{}, untouched{};
     for (const CUdeviceptr not_exportable : {p + 4, unshared, CUdeviceptr{}}) {
-      SWT_CHECK_RESULT(pools().export_pointer(&untouched, not_exportable),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(pools().export_pointer(&untouched, not_exportable),
+                             CUDA_ERROR_INVALID_VALUE);
     }
-    SWT_CHECK_RESULT(pools().export_pointer(nullptr, p), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().export_pointer(nullptr, p), CUDA_ERROR_INVALID_VALUE);
     CHECK(std::memcmp(&untouched, &kNoPointerData, sizeof untouched) == 0);
-    SWT_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
     // Imported only into an imported pool, from data of the pool it imports.
-    SWT_CHECK_RESULT(pools().import_pointer(&q, shared, &data), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().import_pointer(&q, plain, &data), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().import_pointer(nullptr, imported, &data), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(&q, shared, &data), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(&q, plain, &data), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(nullptr, imported, &data),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(&q, imported, nullptr), CUDA_ERROR_INVALID_VALUE);
     CUmemPoolPtrExportData garbage{};
     std::memset(garbage.reserved, 0x5a, sizeof garbage.reserved);
-    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, &garbage), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(&q, imported, &garbage),
+                           CUDA_ERROR_INVALID_VALUE);
     const CUmemoryPool other = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     CUdeviceptr elsewhere = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&elsewhere, 64, other, nullptr));
-    SWT_REQUIRE_SUCCESS(pools().export_pointer(&garbage, elsewhere));  // another pool's data
-    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, &garbage), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&elsewhere, 64, other, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pointer(&garbage, elsewhere));  // another pool's data
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(&q, imported, &garbage),
+                           CUDA_ERROR_INVALID_VALUE);
     CHECK(q == 0);
     const std::size_t allocations = ctl.live_handles(SWCU_DEVICE_ALLOCATION);
-    SWT_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == allocations + 1);
     CHECK(q != p);  // another mapping of the same memory
     std::vector<int> seen(count);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(seen.data(), q, count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(seen.data(), q, count * sizeof(int)));
     CHECK(seen == values);
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(q + 4 * (count - 1), 0x7f, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(q + 4 * (count - 1), 0x7f, 1));
     int last = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&last, p + 4 * (count - 1), sizeof last));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&last, p + 4 * (count - 1), sizeof last));
     CHECK(last == 0x7f);
     CUmemoryPool owner = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, q));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, q));
     CHECK(owner == imported);
-    SWT_CHECK_RESULT(pools().export_pointer(&garbage, q), CUDA_ERROR_INVALID_VALUE);  // imported
+    SWCU_TEST_CHECK_RESULT(pools().export_pointer(&garbage, q),
+                           CUDA_ERROR_INVALID_VALUE);  // imported
     // The importer frees first (cuMemFree unmaps), then the exporter.
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == allocations);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(unshared, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(elsewhere, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_CHECK_RESULT(pools().export_pointer(&data, p), CUDA_ERROR_INVALID_VALUE);  // freed
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(unshared, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(elsewhere, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(pools().export_pointer(&data, p), CUDA_ERROR_INVALID_VALUE);  // freed
     for (const CUmemoryPool x : {imported, shared, plain, other}) {
-      SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(x));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(x));
     }
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -432,34 +442,35 @@ TEST_SUITE("ipc") {
     const CUcontext ctx = create_context();
     const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     int fd = -1;
-    SWT_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 256, shared, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 256, shared, nullptr));
     REQUIRE(ctl.add_fault_rule("cuMemPoolImportFromShareableHandle:1:CUDA_ERROR_OUT_OF_MEMORY;"
                                "cuMemPoolExportPointer:1:CUDA_ERROR_OUT_OF_MEMORY;"
                                "cuMemPoolImportPointer:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     void* const handle = reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd));
     CUmemoryPool imported = nullptr;
     const std::size_t live = ctl.live_handles_total();
-    SWT_CHECK_RESULT(pools().import_pool(&imported, handle, kPosixFd, 0), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(pools().import_pool(&imported, handle, kPosixFd, 0),
+                           CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(imported == nullptr);
     CUmemPoolPtrExportData data{};
-    SWT_CHECK_RESULT(pools().export_pointer(&data, p), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(pools().export_pointer(&data, p), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(std::memcmp(&data, &kNoPointerData, sizeof data) == 0);
     CHECK(ctl.live_handles_total() == live);
-    SWT_REQUIRE_SUCCESS(pools().import_pool(&imported, handle, kPosixFd, 0));
-    SWT_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().import_pool(&imported, handle, kPosixFd, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
     CUdeviceptr q = 0;
-    SWT_CHECK_RESULT(pools().import_pointer(&q, imported, &data), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(pools().import_pointer(&q, imported, &data), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(q == 0);
     CHECK(ctl.live_handles_total() == live + 1);  // the imported pool
-    SWT_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(imported));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(imported));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
     close(fd);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -468,25 +479,26 @@ TEST_SUITE("ipc") {
     const CUmemoryPool shared = create_pool(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     constexpr std::size_t count = 3000;  // more than a page
     CUdeviceptr first = 0, p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&first, 100, shared, nullptr));  // an offset
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuMemAllocFromPoolAsync(&first, 100, shared, nullptr));  // an offset
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
     std::vector<int> values(count);
     for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(i);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), count * sizeof(int)));
     int fd = -1;
-    SWT_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
     REQUIRE(fcntl(fd, F_SETFD, 0) == 0);  // inherited across exec: a descriptor is not bytes
     CUmemPoolPtrExportData data{};
-    SWT_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
     Helper helper({"pool", std::to_string(fd), to_hex_bytes(data.reserved), std::to_string(count)});
     close(fd);
     REQUIRE(helper.wait() == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
     for (std::size_t i = 0; i < count; ++i) REQUIRE(values[i] == static_cast<int>(i) + 1);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(first, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(first, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -496,30 +508,30 @@ TEST_SUITE("ipc") {
     const CUcontext ctx = create_context();
     constexpr std::size_t count = 3000;  // more than a page
     CUdeviceptr d = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, count * sizeof(int)));
     std::vector<int> values(count);
     for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<int>(i);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, values.data(), count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, values.data(), count * sizeof(int)));
     CUipcMemHandle h{};
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
     Helper helper({"memory", to_hex(h), std::to_string(count)});
     REQUIRE(helper.wait() == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), d, count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), d, count * sizeof(int)));
     for (std::size_t i = 0; i < count; ++i) REQUIRE(values[i] == static_cast<int>(i) + 1);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a fault rule fails an open in the other process") {
     const CUcontext ctx = create_context();
     CUdeviceptr d = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 64));
     CUipcMemHandle h{};
-    SWT_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_memory(&h, d));
     Helper helper({"fault", to_hex(h)},
                   {"SWCUDA_FAULTS=cuIpcOpenMemHandle:1:CUDA_ERROR_MAP_FAILED"});
     CHECK(helper.wait() == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -529,27 +541,27 @@ TEST_SUITE("ipc") {
     const CUevent e = create_event(kInterprocess);
     swcu::test::Gate gate;
     gate.start(ctx, s);
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));  // pending behind the gate
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));  // pending behind the gate
     CUipcEventHandle h{};
-    SWT_REQUIRE_SUCCESS(ipc().get_event(&h, e));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().get_event(&h, e));
     Helper helper({"event", to_hex(h)}, {"SWCUDA_EXEC=deferred"});
     CHECK(helper.hear() == "not-ready");
     gate.finish();  // the record runs: the helper's cuEventSynchronize returns
     CHECK(helper.hear() == "done");
     // Now the helper records it, and runs the record when told to.
     REQUIRE(helper.hear() == "recorded");
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
     helper.say("sync");
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // until the helper's record ran
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // until the helper's record ran
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
     CHECK(helper.hear() == "synced");
     CHECK(helper.wait() == 0);
     // Recorded here again: local rules again.
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "memory and an event exported by another process") {
@@ -561,41 +573,41 @@ TEST_SUITE("ipc") {
     const auto eh = from_hex<CUipcEventHandle>(line.substr(2 * CU_IPC_HANDLE_SIZE + 1));
     const CUcontext ctx = create_context();
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
     std::vector<int> values(count);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
     for (std::size_t i = 0; i < count; ++i) CHECK(values[i] == static_cast<int>(3 * i));
     CUevent e = nullptr;
-    SWT_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
     // Recorded by the helper, which runs nothing until it synchronizes (deferred mode).
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
     helper.say("go");
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // blocks until the helper ran its memset
-    SWT_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));  // blocks until the helper ran its memset
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
     for (const int v : values) CHECK(v == 0x77);
     const CUstream s = create_stream();
-    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(s, e, 0));  // complete: nothing to wait for
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32Async(p, 0x78, count, s));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(s, e, 0));  // complete: nothing to wait for
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32Async(p, 0x78, count, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     helper.say("check");
     CHECK(helper.hear() == "ok");
     CHECK(helper.wait() == 0);
     // The exporter is gone. What was mapped stays mapped until closed, and opening it again
     // in this context is one more reference.
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(p, 1, count));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(p, 1, count));
     CUdeviceptr q = 0;
-    SWT_REQUIRE_SUCCESS(ipc().open_memory(&q, mh, kLazy));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_memory(&q, mh, kLazy));
     CHECK(q == p);
-    SWT_REQUIRE_SUCCESS(ipc().close_memory(q));
-    SWT_REQUIRE_SUCCESS(ipc().close_memory(p));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().close_memory(q));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().close_memory(p));
     // Otherwise its handles name nothing.
-    SWT_CHECK_RESULT(ipc().open_memory(&q, mh, kLazy), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(ipc().open_memory(&q, mh, kLazy), CUDA_ERROR_INVALID_HANDLE);
     CUevent f = nullptr;
-    SWT_CHECK_RESULT(ipc().open_event(&f, eh), CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(ipc().open_event(&f, eh), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "imported memory and events go with their context") {
@@ -608,24 +620,24 @@ TEST_SUITE("ipc") {
     const CUcontext ctx = create_context();
     CUdeviceptr p = 0;
     CUevent e = nullptr;
-    SWT_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
-    SWT_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
     CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 1);
     const std::size_t mappings = ctl.reclaimed_handles(SWCU_IPC_MAPPING);
     const std::size_t events = ctl.reclaimed_handles(SWCU_EVENT);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(ctl.live_handles(SWCU_IPC_MAPPING) == 0);
     CHECK(ctl.reclaimed_handles(SWCU_IPC_MAPPING) == mappings + 1);
     CHECK(ctl.reclaimed_handles(SWCU_EVENT) == events + 1);
     const CUcontext again = create_context();  // opens anew
-    SWT_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
-    SWT_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_memory(&p, mh, kLazy));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().open_event(&e, eh));
     helper.say("go");
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(p, 0x78, count));
-    SWT_REQUIRE_SUCCESS(ipc().close_memory(p));
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(again));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(p, 0x78, count));
+    SWCU_TEST_REQUIRE_SUCCESS(ipc().close_memory(p));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(again));
     helper.say("check");
     CHECK(helper.hear() == "ok");
     CHECK(helper.wait() == 0);

@@ -90,18 +90,18 @@ TEST_SUITE("launches") {
     std::vector<float> x(n), y(n, 1.0f);
     std::iota(x.begin(), x.end(), 0.0f);
     CUdeviceptr dx = 0, dy = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dx, n * sizeof(float)));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dy, n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dx, n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dy, n * sizeof(float)));
     const CUstream s = swcu::test::create_stream();
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dx, x.data(), n * sizeof(float), s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dy, y.data(), n * sizeof(float), s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dx, x.data(), n * sizeof(float), s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(dy, y.data(), n * sizeof(float), s));
     float a = 2.0f;
     int count = n;
     void* params[] = {&a, &dx, &dy, &count};
     const CUfunction f = function(m, "saxpy");
-    SWT_REQUIRE_SUCCESS(launch(f, (n + 127) / 128, 128, params, 0, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(y.data(), dy, n * sizeof(float), s));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, (n + 127) / 128, 128, params, 0, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(y.data(), dy, n * sizeof(float), s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     for (int i = 0; i < n; ++i)
       REQUIRE(y[static_cast<std::size_t>(i)] == 2.0f * static_cast<float>(i) + 1.0f);
     const swcu_launch l = last_launch();
@@ -109,9 +109,9 @@ TEST_SUITE("launches") {
     CHECK(l.grid[0] == 8);
     CHECK(l.block[0] == 128);
     CHECK(l.stream == s);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(dx));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(dy));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(dx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(dy));
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "arguments are packed by the layout, from kernelParams or extra") {
@@ -120,13 +120,13 @@ TEST_SUITE("launches") {
     unsigned char c = 'x';
     short sh = -3;
     CUdeviceptr result = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&result, sizeof(long long)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&result, sizeof(long long)));
     auto* out = reinterpret_cast<long long*>(result);
     void* params[] = {&p, &c, &sh, &out};
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     long long computed = 0;  // the kernel ran on the packed values: 2 + 7 + 'x' - 3
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&computed, result, sizeof computed));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&computed, result, sizeof computed));
     CHECK(computed == 2 + 7 + 'x' - 3);
     swcu_launch l = last_launch();
     REQUIRE(l.params_size == 32);
@@ -149,34 +149,35 @@ TEST_SUITE("launches") {
     std::size_t size = buffer.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &size, CU_LAUNCH_PARAM_END};
-    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
     const swcu_launch from_extra = last_launch();
     CHECK(from_extra.param_count == 4);
     CHECK(std::equal(buffer.begin(), buffer.end(), from_extra.params));
 
     // Both ways at once, a short buffer, a missing size, an unknown setting: refused.
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, extra),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, extra),
+                           CUDA_ERROR_INVALID_VALUE);
     size = 31;
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra),
+                           CUDA_ERROR_INVALID_VALUE);
     void* no_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_END};
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, no_size),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, no_size),
+                           CUDA_ERROR_INVALID_VALUE);
     void* unknown[] = {reinterpret_cast<void*>(std::uintptr_t{0x77}), buffer.data(),
                        CU_LAUNCH_PARAM_END};
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, unknown),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, unknown),
+                           CUDA_ERROR_INVALID_VALUE);
     // A kernel with parameters needs them; one without takes none.
-    SWT_CHECK_RESULT(launch(f, 1, 1, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch(f, 1, 1, nullptr), CUDA_ERROR_INVALID_VALUE);
     void* with_null[] = {&p, nullptr, &sh, &out};
-    SWT_CHECK_RESULT(launch(f, 1, 1, with_null), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(launch(function(m, "no_params"), 1, 1, nullptr));
+    SWCU_TEST_CHECK_RESULT(launch(f, 1, 1, with_null), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(launch(function(m, "no_params"), 1, 1, nullptr));
     CHECK(last_launch().param_count == 0);
     CHECK(last_launch().params_size == 0);
     CHECK(ctl.launch_log_size() == 3);  // refused launches are not logged
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(result));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(result));
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "the launch log keeps every launch until it is cleared") {
@@ -188,7 +189,8 @@ TEST_SUITE("launches") {
     for (int i = 0; i < 3; ++i) {
       int times = i;
       void* params[] = {&times};
-      SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 2, 3, 4, 8, 4, 2, 256, nullptr, params, nullptr));
+      SWCU_TEST_REQUIRE_SUCCESS(
+          mod().cuLaunchKernel(f, 2, 3, 4, 8, 4, 2, 256, nullptr, params, nullptr));
     }
     REQUIRE(ctl.launch_log_size() == 3);
     swcu_launch first{};
@@ -208,7 +210,7 @@ TEST_SUITE("launches") {
     for (int i = 0; i < 100; ++i) {
       int times = 0;
       void* params[] = {&times};
-      SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+      SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, params));
     }
     CHECK(std::string(first.kernel) == "count_up");
     swcu_launch third{};
@@ -216,7 +218,7 @@ TEST_SUITE("launches") {
     CHECK(swcuda::param<int>(third, 0) == 2);
     ctl.clear_launch_log();
     CHECK(ctl.launch_log_size() == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "launch dimensions and shared memory are checked") {
@@ -225,82 +227,85 @@ TEST_SUITE("launches") {
                              unsigned bz, unsigned shared) {
       return mod().cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, nullptr, nullptr, nullptr);
     };
-    SWT_CHECK_RESULT(launch3(0, 1, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 0, 1, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 1025, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 65, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 64, 32, 1, 0), CUDA_ERROR_INVALID_VALUE);  // 2048 threads
-    SWT_CHECK_RESULT(launch3(1, 65536, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(launch3(1, 1, 65536, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(0, 1, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 1, 0, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 1025, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 65, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 64, 32, 1, 0),
+                           CUDA_ERROR_INVALID_VALUE);  // 2048 threads
+    SWCU_TEST_CHECK_RESULT(launch3(1, 65536, 1, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 65536, 1, 1, 1, 0), CUDA_ERROR_INVALID_VALUE);
     {
       // The largest grid is accepted. Interpreting 2^62 empty CTAs would take years, as it
       // would on a GPU, so a host function stands in for the kernel here.
       const Registration r(
           "no_params", [](const swcu_launch*, void*) {}, nullptr);
-      SWT_CHECK_RESULT(launch3(2147483647u, 65535, 65535, 1024, 1, 1, 0), CUDA_SUCCESS);
-      SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+      SWCU_TEST_CHECK_RESULT(launch3(2147483647u, 65535, 65535, 1024, 1, 1, 0), CUDA_SUCCESS);
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     }
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 32, 32, 1, 49152), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 49153), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 32, 32, 1, 49152), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 49153), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100000), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100001), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100000), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(launch3(1, 1, 1, 1, 1, 1, 100001), CUDA_ERROR_INVALID_VALUE);
     // A kernel built for fewer threads (__launch_bounds__(256)).
     CUdeviceptr buffer = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&buffer, 256 * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&buffer, 256 * sizeof(int)));
     int* out = reinterpret_cast<int*>(buffer);
     void* params[] = {&out};
     const CUfunction bounded = function(m, "bounded");
-    SWT_CHECK_RESULT(launch(bounded, 1, 256, params), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(launch(bounded, 1, 257, params), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(buffer));
+    SWCU_TEST_CHECK_RESULT(launch(bounded, 1, 256, params), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(launch(bounded, 1, 257, params), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(buffer));
     // Handles.
-    SWT_CHECK_RESULT(launch(reinterpret_cast<CUfunction>(m), 1, 1), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(launch(f, 1, 1, nullptr, 0, reinterpret_cast<CUstream>(f)),
-                     CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(launch(reinterpret_cast<CUfunction>(m), 1, 1),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(launch(f, 1, 1, nullptr, 0, reinterpret_cast<CUstream>(f)),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CUcontext popped = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_CHECK_RESULT(launch(f, 1, 1), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_CHECK_RESULT(launch(f, 1, 1), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "cuLaunchKernelEx: clusters, cooperation, priority, events") {
     const CUfunction f = function(m, "no_params");
     CUlaunchConfig c = config(4, 32);
     c.gridDimY = 2;
-    SWT_REQUIRE_SUCCESS(launch_ex(f, c, {cluster(2, 1)}));
+    SWCU_TEST_REQUIRE_SUCCESS(launch_ex(f, c, {cluster(2, 1)}));
     swcu_launch l = last_launch();
     CHECK((l.cluster[0] == 2 && l.cluster[1] == 1 && l.cluster[2] == 1));
-    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(3)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);  // 4 % 3
-    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(0)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(3)}),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);  // 4 % 3
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(0)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
     c.gridDimX = 32;
-    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(8)}), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(16)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(8)}), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(16)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
-    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(16)}), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(launch_ex(f, c, {cluster(32)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(16)}), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(32)}), CUDA_ERROR_INVALID_CLUSTER_SIZE);
 
     // A kernel with a compile-time cluster size gets it; another one is refused.
     CUdeviceptr buffer = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&buffer, 4 * sizeof(int)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&buffer, 4 * sizeof(int)));
     int* out = reinterpret_cast<int*>(buffer);
     void* params[] = {&out};
     const CUfunction clustered = function(m, "clustered");
-    SWT_REQUIRE_SUCCESS(launch_ex(clustered, config(4, 32), {}, params));
+    SWCU_TEST_REQUIRE_SUCCESS(launch_ex(clustered, config(4, 32), {}, params));
     CHECK(last_launch().cluster[0] == 2);
-    SWT_CHECK_RESULT(launch_ex(clustered, config(4, 32), {cluster(4)}, params),
-                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
-    SWT_CHECK_RESULT(launch_ex(clustered, config(3, 32), {}, params),
-                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(launch_ex(clustered, config(4, 32), {cluster(4)}, params),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(clustered, config(3, 32), {}, params),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     int ones[4] = {};
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(ones, buffer, sizeof ones));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(ones, buffer, sizeof ones));
     CHECK((ones[0] == 1 && ones[1] == 1 && ones[2] == 1 && ones[3] == 1));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(buffer));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(buffer));
 
     CUlaunchAttribute coop{};
     coop.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -308,31 +313,32 @@ TEST_SUITE("launches") {
     CUlaunchAttribute priority{};
     priority.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
     priority.value.priority = -3;
-    SWT_REQUIRE_SUCCESS(launch_ex(f, config(2, 64), {coop, priority}));
+    SWCU_TEST_REQUIRE_SUCCESS(launch_ex(f, config(2, 64), {coop, priority}));
     l = last_launch();
     CHECK(l.cooperative == 1);
     CHECK(l.priority == -3);
 
     CUlaunchAttribute unknown{};
     unknown.id = swcu::test::invalid_enum<CUlaunchAttributeID>(999);
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
     unknown.id = swcu::test::invalid_enum<CUlaunchAttributeID>(15);
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {unknown}), CUDA_ERROR_INVALID_VALUE);
     CUlaunchAttribute graphs_only{};
     graphs_only.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
     graphs_only.value.deviceUpdatableKernelNode.deviceUpdatable = 1;
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {graphs_only}), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {graphs_only}), CUDA_ERROR_INVALID_VALUE);
     CUlaunchAttribute ignored{};
     ignored.id = CU_LAUNCH_ATTRIBUTE_IGNORE;
     CUlaunchAttribute serialize{};
     serialize.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     serialize.value.programmaticStreamSerializationAllowed = 1;
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {ignored, serialize}), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuLaunchKernelEx(nullptr, f, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {ignored, serialize}), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernelEx(nullptr, f, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
     c = config(1, 1);
     c.numAttrs = 1;
-    SWT_CHECK_RESULT(mod().cuLaunchKernelEx(&c, f, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernelEx(&c, f, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
 
     // A completion event is recorded after the kernel; it must not time.
     const CUevent timing = swcu::test::create_event();
@@ -340,16 +346,16 @@ TEST_SUITE("launches") {
     CUlaunchAttribute completion{};
     completion.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
     completion.value.launchCompletionEvent.event = timing;
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_VALUE);
     completion.value.launchCompletionEvent.event = quiet;
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(quiet));
-    SWT_CHECK_RESULT(cu.cuEventQuery(quiet), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(quiet));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(quiet), CUDA_SUCCESS);
     completion.value.launchCompletionEvent.event = reinterpret_cast<CUevent>(f);
-    SWT_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(timing));
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(quiet));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(timing));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(quiet));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "a cooperative grid must fit on the device at once") {
@@ -358,14 +364,15 @@ TEST_SUITE("launches") {
       return mod().cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, 0, nullptr, nullptr);
     };
     // 32 blocks of 32 threads per SM, 132 SMs; 2 blocks of 1024.
-    SWT_CHECK_RESULT(coop(132 * 32, 32), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(coop(132 * 32, 32), CUDA_SUCCESS);
     CHECK(last_launch().cooperative == 1);
-    SWT_CHECK_RESULT(coop(132 * 32 + 1, 32), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-    SWT_CHECK_RESULT(coop(132 * 2, 1024), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(coop(132 * 2 + 1, 1024), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-    SWT_CHECK_RESULT(mod().cuLaunchCooperativeKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr),
-                     CUDA_SUCCESS);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(coop(132 * 32 + 1, 32), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    SWCU_TEST_CHECK_RESULT(coop(132 * 2, 1024), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(coop(132 * 2 + 1, 1024), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuLaunchCooperativeKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr),
+        CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "host functions run in stream order with other stream work") {
@@ -377,13 +384,13 @@ TEST_SUITE("launches") {
     int one = 1, three = 3;
     void* p1[] = {&one};
     void* p3[] = {&three};
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p1, 0, s));
-    SWT_REQUIRE_SUCCESS(log.enqueue(s, 2));
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p3, 0, s));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, p1, 0, s));
+    SWCU_TEST_REQUIRE_SUCCESS(log.enqueue(s, 2));
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, p3, 0, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(order == std::vector<int>{1, 3});
     CHECK(log.order() == std::vector<int>{2});
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
   }
 
   TEST_CASE_FIXTURE(LaunchTest,
@@ -402,16 +409,16 @@ TEST_SUITE("launches") {
         },
         &seen);
     ctl.clear_launch_log();
-    SWT_REQUIRE_SUCCESS(launch(function(m, "no_params"), 1, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_CHECK_RESULT(seen.driver, CUDA_ERROR_NOT_PERMITTED);
+    SWCU_TEST_REQUIRE_SUCCESS(launch(function(m, "no_params"), 1, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_CHECK_RESULT(seen.driver, CUDA_ERROR_NOT_PERMITTED);
     CHECK(seen.log_size == 1);
   }
 
   TEST_CASE_FIXTURE(LaunchTest,
                     "registering replaces, NULL removes, a global is the kernel's memory") {
     CUdeviceptr counter = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, nullptr, m, "counter"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, nullptr, m, "counter"));
     auto* value = reinterpret_cast<int*>(counter);  // device memory is host memory here
     const CUfunction f = function(m, "count_up");
     int five = 5;
@@ -419,17 +426,17 @@ TEST_SUITE("launches") {
     std::vector<int> order;
     CHECK(ctl.register_kernel("count_up", &record_order, &order) == 0);
     CHECK(ctl.register_kernel("count_up", &count_up, value) == 0);  // replaces
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     int host = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
     CHECK(host == 5);
     CHECK(order.empty());
     CHECK(ctl.register_kernel("count_up", nullptr, nullptr) == 0);  // removes
     // Without a host function the kernel's PTX runs: counter += times + table[0] + 0.0f.
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, params));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&host, counter, sizeof host));
     CHECK(host == 5 + 5 + 1);
     CHECK(ctl.register_kernel(nullptr, &count_up, nullptr) == -1);
   }
@@ -441,12 +448,13 @@ TEST_SUITE("launches") {
     ctl.clear_launch_log();
     swcu::test::StderrCapture capture;
     for (int i = 0; i < 3; ++i) {
-      SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
+      SWCU_TEST_REQUIRE_SUCCESS(
+          mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
     }
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CHECK(capture.finish().empty());
     CHECK(ctl.launch_log_size() == 3);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a kernel with neither PTX nor a host function is refused") {
@@ -456,15 +464,15 @@ TEST_SUITE("launches") {
     const CUfunction f = function(m, "no_params");
     ctl.clear_launch_log();
     swcu::test::StderrCapture capture;
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
-                     CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr),
+                           CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
     INFO(text);
     CHECK(text.find("kernel no_params has no PTX") != std::string::npos);
     CHECK(text.find("compute_90") != std::string::npos);
     CHECK(ctl.launch_log_size() == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a CUkernel launches in the context of the stream") {
@@ -472,42 +480,42 @@ TEST_SUITE("launches") {
     const Registration r("count_up", &record_order, &order);
     CUlibrary lib = nullptr;
     const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.cubin"));
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     CUkernel k = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&k, lib, "count_up"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&k, lib, "count_up"));
     const auto as_function = reinterpret_cast<CUfunction>(k);
     int seven = 7;
     void* params[] = {&seven};
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLaunchKernel(as_function, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     const CUstream s = swcu::test::create_stream();
     seven = 8;
     CUlaunchConfig c{};
     c.gridDimX = c.gridDimY = c.gridDimZ = c.blockDimX = c.blockDimY = c.blockDimZ = 1;
     c.hStream = s;
-    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernelEx(&c, as_function, params, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLaunchKernelEx(&c, as_function, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CHECK(order == std::vector<int>{7, 8});
     CHECK(std::string(last_launch().kernel) == "count_up");
     int blocks = 0;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, as_function, 256, 0));
     CHECK(blocks == 8);
 
     // A module function of another context is refused on this context's stream.
     const CUcontext other = swcu::test::create_context();
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.data()));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.data()));
     CUfunction foreign = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&foreign, m, "no_params"));
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(foreign, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&foreign, m, "no_params"));
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(foreign, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
   }
 
   TEST_CASE_FIXTURE(LaunchTest, "threads launch concurrently into their own streams") {
@@ -553,11 +561,11 @@ TEST_SUITE("launches") {
     const CUfunction f = function(m, "count_up");
     int v = 4;
     void* params[] = {&v};
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLaunchKernel_ptsz(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     CUlaunchConfig c = config(1, 1);
-    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernelEx_ptsz(&c, f, params, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize_ptsz(nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLaunchKernelEx_ptsz(&c, f, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize_ptsz(nullptr));
     CHECK(order == std::vector<int>{4, 4});
     CHECK(last_launch().stream == nullptr);
   }
@@ -570,16 +578,16 @@ TEST_SUITE("launches") {
     void* params[] = {&v};
     REQUIRE(ctl.add_fault_rule("cuLaunchKernel:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
     const CUstream s = swcu::test::create_stream();
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));  // the call succeeds
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));  // the call succeeds
     v = 2;
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, params, 0, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
     CHECK(order == std::vector<int>{2});  // the failed launch ran no host function
     CHECK(ctl.launch_log_size() == 2);
     REQUIRE(ctl.add_fault_rule("cuLaunchKernel:1:CUDA_ERROR_INVALID_VALUE") == 0);
-    SWT_CHECK_RESULT(launch(f, 1, 1, params, 0, s), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch(f, 1, 1, params, 0, s), CUDA_ERROR_INVALID_VALUE);
     CHECK(ctl.launch_log_size() == 2);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
   }
 }
 
@@ -594,18 +602,18 @@ TEST_SUITE("deferred") {
     int one = 1, two = 2;
     void* p1[] = {&one};
     void* p2[] = {&two};
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p1, 0, s));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
-    SWT_REQUIRE_SUCCESS(launch(f, 1, 1, p2, 0, s));
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, p1, 0, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, 1, 1, p2, 0, s));
     CHECK(ctl.launch_log_size() == 2);  // logged at the call
     CHECK(order.empty());               // run later
-    SWT_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
-    SWT_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(e));
     CHECK(order == std::vector<int>{1});
     ctl.clear_launch_log();  // pending launches keep their records
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(order == std::vector<int>{1, 2});
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
   }
 }

@@ -19,176 +19,177 @@ TEST_SUITE("libraries") {
                     "a library loads without a context and lists its kernels") {
     const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.fatbin"));
     CUlibrary lib = nullptr;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     CHECK(ctl.live_handles(SWCU_LIBRARY) == 1);
     unsigned count = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernelCount(&count, lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernelCount(&count, lib));
     CHECK(count == kKernelNames.size());
     std::vector<CUkernel> kernels(count);
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryEnumerateKernels(kernels.data(), count, lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryEnumerateKernels(kernels.data(), count, lib));
     std::vector<std::string> names;
     for (CUkernel k : kernels) {
       const char* name = nullptr;
-      SWT_REQUIRE_SUCCESS(mod().cuKernelGetName(&name, k));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetName(&name, k));
       names.emplace_back(name);
     }
     std::sort(names.begin(), names.end());
     CHECK(names == kKernelNames);
     CUkernel saxpy = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&saxpy, lib, "saxpy"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&saxpy, lib, "saxpy"));
     CUkernel missing = nullptr;
-    SWT_CHECK_RESULT(mod().cuLibraryGetKernel(&missing, lib, "saxpi"), CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetKernel(&missing, lib, "saxpi"), CUDA_ERROR_NOT_FOUND);
     std::size_t offset = 0;
     std::size_t size = 0;
     // As NVIDIA's driver: parameter information needs a current context.
-    SWT_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size),
-                     CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size),
+                           CUDA_ERROR_INVALID_CONTEXT);
     const CUcontext ctx = swcu::test::create_context();
-    SWT_REQUIRE_SUCCESS(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetParamInfo(saxpy, 1, &offset, &size));
     CHECK(offset == 8);
     CHECK(size == 8);
-    SWT_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 4, &offset, &size),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(mod().cuKernelGetParamInfo(saxpy, 4, &offset, &size),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CUlibrary owner = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuKernelGetLibrary(&owner, saxpy));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetLibrary(&owner, saxpy));
     CHECK(owner == lib);
     int value = 0;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuKernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, saxpy, 0));
     CHECK(value == 1024);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         mod().cuKernelGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, saxpy, 5),
         CUDA_ERROR_INVALID_DEVICE);
     // A CUkernel is accepted where a CUfunction is, when no context is needed.
     const auto as_function = reinterpret_cast<CUfunction>(saxpy);
     const char* name = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetName(&name, as_function));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetName(&name, as_function));
     CHECK(std::string(name) == "saxpy");
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetParamInfo(as_function, 3, &offset, &size));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetParamInfo(as_function, 3, &offset, &size));
     CHECK(offset == 24);
     CUmodule module = nullptr;
-    SWT_CHECK_RESULT(mod().cuLibraryGetModule(&module, lib), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(mod().cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, as_function),
-                     CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetModule(&module, lib), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, as_function),
+        CUDA_ERROR_INVALID_CONTEXT);
 
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
     CHECK(ctl.live_handles(SWCU_LIBRARY) == 0);
-    SWT_CHECK_RESULT(mod().cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(mod().cuKernelGetName(&name, saxpy), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuKernelGetName(&name, saxpy), CUDA_ERROR_INVALID_HANDLE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "a library has a module, functions and globals per context") {
     CUlibrary lib = nullptr;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLibraryLoadFromFile(&lib, swcu::test::kernel_file("sw_kernels.ptx").c_str(),
                                     nullptr, nullptr, 0, nullptr, nullptr, 0));
     CUkernel count_up = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&count_up, lib, "count_up"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&count_up, lib, "count_up"));
     const CUcontext a = swcu::test::create_context();
     CUmodule module_a = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetModule(&module_a, lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetModule(&module_a, lib));
     CUmodule again = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetModule(&again, lib));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetModule(&again, lib));
     CHECK(again == module_a);
     CHECK(ctl.live_handles(SWCU_MODULE) == 0);  // the library's, not the program's
-    SWT_CHECK_RESULT(mod().cuModuleUnload(module_a), CUDA_ERROR_NOT_PERMITTED);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleUnload(module_a), CUDA_ERROR_NOT_PERMITTED);
     CUfunction function_a = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&function_a, count_up));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&function_a, count_up));
     CUmodule owner = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetModule(&owner, function_a));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetModule(&owner, function_a));
     CHECK(owner == module_a);
     CUfunction by_name = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&by_name, module_a, "count_up"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&by_name, module_a, "count_up"));
     CHECK(by_name == function_a);
     CUdeviceptr global_a = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetGlobal(&global_a, &bytes, lib, "counter"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetGlobal(&global_a, &bytes, lib, "counter"));
     CHECK(bytes == 4);
-    SWT_CHECK_RESULT(mod().cuLibraryGetGlobal(&global_a, &bytes, lib, "nothing"),
-                     CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetGlobal(&global_a, &bytes, lib, "nothing"),
+                           CUDA_ERROR_NOT_FOUND);
 
     const CUcontext b = swcu::test::create_context();  // now current
     CUfunction function_b = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&function_b, count_up));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&function_b, count_up));
     CHECK(function_b != function_a);
     CUdeviceptr global_b = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryGetGlobal(&global_b, nullptr, lib, "counter"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetGlobal(&global_b, nullptr, lib, "counter"));
     CHECK(global_b != global_a);
 
     // cuKernelSetAttribute sets the kernel's value for a device; cuFuncSetAttribute overrides
     // it for one function, and cuKernelGetAttribute still reads the kernel's.
-    SWT_REQUIRE_SUCCESS(mod().cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                   60000, count_up, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelSetAttribute(
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 60000, count_up, 0));
     int value = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(
         &value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function_b));
     CHECK(value == 60000);
-    SWT_REQUIRE_SUCCESS(mod().cuFuncSetAttribute(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncSetAttribute(
         function_b, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 70000));
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(
         &value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function_b));
     CHECK(value == 70000);
-    SWT_REQUIRE_SUCCESS(mod().cuKernelGetAttribute(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetAttribute(
         &value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, count_up, 0));
     CHECK(value == 60000);
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(
         &value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function_a));
     CHECK(value == 60000);
-    SWT_CHECK_RESULT(mod().cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 1, count_up, 0),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(mod().cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 1, count_up, 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
         mod().cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1, count_up, 3),
         CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(mod().cuKernelSetCacheConfig(count_up, CU_FUNC_CACHE_PREFER_L1, 0),
-                     CUDA_SUCCESS);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(mod().cuKernelSetCacheConfig(count_up, CU_FUNC_CACHE_PREFER_L1, 0),
+                           CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(
         mod().cuKernelSetCacheConfig(count_up, swcu::test::invalid_enum<CUfunc_cache>(7), 0),
         CUDA_ERROR_INVALID_VALUE);
     // The CUkernel itself resolves to the current context's function.
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(&value,
-                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                 reinterpret_cast<CUfunction>(count_up)));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 reinterpret_cast<CUfunction>(count_up)));
     CHECK(value == 70000);
 
     // A destroyed context takes its module of the library with it (not a program handle, so
     // not counted as reclaimed).
     const std::size_t reclaimed = ctl.reclaimed_handles(SWCU_MODULE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
     CHECK(ctl.reclaimed_handles(SWCU_MODULE) == reclaimed);
-    SWT_CHECK_RESULT(mod().cuFuncGetModule(&owner, function_b), CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetModule(&owner, function_a));
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
-    SWT_CHECK_RESULT(mod().cuFuncGetModule(&owner, function_a), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(&by_name, module_a, "count_up"),
-                     CUDA_ERROR_INVALID_HANDLE);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetModule(&owner, function_b), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetModule(&owner, function_a));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetModule(&owner, function_a), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(&by_name, module_a, "count_up"),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "library loading checks its options and reports JIT logs") {
     CUlibrary lib = nullptr;
     Jit jit;
-    SWT_CHECK_RESULT(mod().cuLibraryLoadData(&lib, "not PTX", jit.options.data(), jit.values.data(),
-                                             4, nullptr, nullptr, 0),
-                     CUDA_ERROR_INVALID_IMAGE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryLoadData(&lib, "not PTX", jit.options.data(),
+                                                   jit.values.data(), 4, nullptr, nullptr, 0),
+                           CUDA_ERROR_INVALID_IMAGE);
     CHECK(std::string(jit.error).find("not a PTX") != std::string::npos);
     const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     auto option = swcu::test::invalid_enum<CUlibraryOption>(CU_LIBRARY_NUM_OPTIONS);
     void* value = nullptr;
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         mod().cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr, 0, &option, &value, 1),
         CUDA_ERROR_INVALID_VALUE);
     option = CU_LIBRARY_BINARY_IS_PRESERVED;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLibraryLoadData(&lib, image.c_str(), nullptr, nullptr, 0, &option, &value, 1));
-    SWT_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
-    SWT_CHECK_RESULT(mod().cuLibraryLoadFromFile(&lib, "/nonexistent.ptx", nullptr, nullptr, 0,
-                                                 nullptr, nullptr, 0),
-                     CUDA_ERROR_FILE_NOT_FOUND);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryLoadFromFile(&lib, "/nonexistent.ptx", nullptr, nullptr,
+                                                       0, nullptr, nullptr, 0),
+                           CUDA_ERROR_FILE_NOT_FOUND);
     CHECK(ctl.live_handles(SWCU_LIBRARY) == 0);
   }
 }

@@ -130,8 +130,8 @@ struct Link {
                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     values = {info, reinterpret_cast<void*>(std::uintptr_t{sizeof info}), error,
               reinterpret_cast<void*>(std::uintptr_t{sizeof error})};
-    SWT_REQUIRE_SUCCESS(swcu::test::api().cuLinkCreate_v2(static_cast<unsigned>(options.size()),
-                                                          options.data(), values.data(), &state));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuLinkCreate_v2(
+        static_cast<unsigned>(options.size()), options.data(), values.data(), &state));
   }
   ~Link() {
     if (state != nullptr) swcu::test::api().cuLinkDestroy(state);
@@ -165,16 +165,16 @@ std::vector<int> run(CUfunction f, std::vector<int> data) {
   const swcu::test::Api& cu = swcu::test::api();
   CUdeviceptr d = 0;
   const std::size_t bytes = data.size() * sizeof(int);
-  SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, bytes));
-  SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, data.data(), bytes));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, bytes));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, data.data(), bytes));
   int n = static_cast<int>(data.size());
   void* params[] = {&d, &n};
-  SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, static_cast<unsigned>(data.size()), 1, 1, 0,
-                                        nullptr, params, nullptr),
-                   CUDA_SUCCESS);
-  SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
-  SWT_CHECK_RESULT(cu.cuMemcpyDtoH_v2(data.data(), d, bytes), CUDA_SUCCESS);
-  SWT_CHECK_RESULT(cu.cuMemFree_v2(d), CUDA_SUCCESS);
+  SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, static_cast<unsigned>(data.size()), 1, 1,
+                                              0, nullptr, params, nullptr),
+                         CUDA_SUCCESS);
+  SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_SUCCESS);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemcpyDtoH_v2(data.data(), d, bytes), CUDA_SUCCESS);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemFree_v2(d), CUDA_SUCCESS);
   return data;
 }
 
@@ -189,9 +189,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 TEST_SUITE("link") {
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "two PTX inputs link into one loadable PTX module") {
     Link link;
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     REQUIRE(link.image != nullptr);
     const std::string text = link.text();
     CHECK_EQ(link.size, text.size() + 1);
@@ -215,25 +215,25 @@ TEST_SUITE("link") {
     // Each input's internal $str was renamed apart.
     CUdeviceptr p = 0;
     std::size_t bytes = 0;
-    SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "$str$swlink0"), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "$str$swlink1"), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "$str$swlink0"), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "$str$swlink1"), CUDA_SUCCESS);
     CHECK_EQ(bytes, 3u);
-    SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "$str"), CUDA_ERROR_NOT_FOUND);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "$str"), CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "a definition before its extern declaration drops it") {
     Link link;
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, nullptr));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, nullptr));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     const std::string text = link.text();
     // The definition only (the later extern declaration was dropped).
     CHECK_EQ(count(text, ".func  (.param .b32 func_retval0) link_twice"), 1u);
     CHECK_NE(text.find("// ---- input: input 1"), std::string::npos);  // default names
     const CUmodule m = load(text);
     (void)function(m, "link_add");
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "internal functions of two inputs are kept apart") {
@@ -253,9 +253,9 @@ TEST_SUITE("link") {
              "st.global.u32 [%rd1], %r2;\nret;\n}\n";
     };
     Link link;
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("first", 1), "first.ptx"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("second", 2), "second.ptx"));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("first", 1), "first.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("second", 2), "second.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     const std::string text = link.text();
     CHECK_EQ(count(text, "helper$swlink0"), 2u);  // definition and call
     CHECK_EQ(count(text, "helper$swlink1"), 2u);
@@ -264,7 +264,7 @@ TEST_SUITE("link") {
     CHECK_EQ(names(m), std::vector<std::string>{"first", "second"});
     CHECK_EQ(run(function(m, "first"), {10}), std::vector<int>{11});
     CHECK_EQ(run(function(m, "second"), {10}), std::vector<int>{12});
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "debug file numbers of each input are kept apart") {
@@ -274,16 +274,16 @@ TEST_SUITE("link") {
              "()\n{\n\t.loc\t1 3 5\n\tret;\n}\n.file\t1 \"" + file + "\"\n";
     };
     Link link;
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("first", "a.cu"), "a.ptx"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("second", "b.cu"), "b.ptx"));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("first", "a.cu"), "a.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, input("second", "b.cu"), "b.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     const std::string text = link.text();
     CHECK_NE(text.find(".file\t1 \"a.cu\""), std::string::npos);
     CHECK_NE(text.find(".file\t1001 \"b.cu\""), std::string::npos);
     CHECK_NE(text.find(".loc\t1 3 5"), std::string::npos);
     CHECK_NE(text.find(".loc\t1001 3 5"), std::string::npos);
     const CUmodule m = load(text);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "a .visible definition wins over a .weak one") {
@@ -291,50 +291,50 @@ TEST_SUITE("link") {
     weak.replace(weak.find(".visible .func"), 8, ".weak");
     weak.replace(weak.find("$str"), 4, "$weak");
     Link link;
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, weak, "weak.ptx"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, weak, "weak.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     const std::string text = link.text();
     CHECK_EQ(text.find(".weak"), std::string::npos);
     CHECK_EQ(count(text, "link_twice("), 1u);  // the .visible definition only
     const CUmodule m = load(text);
     CHECK_EQ(run(function(m, "link_add"), {5}), std::vector<int>{11});
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "the built-in vprintf may stay unresolved") {
     Link link;
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kPrinter, "printer.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kPrinter, "printer.ptx"));
     std::string second = kPrinter;
     second.replace(second.find("link_print"), 10, "link_print2");
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, second, "printer2.ptx"));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, second, "printer2.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     const std::string text = link.text();
     CHECK_EQ(count(text, ".extern .func  (.param .b32 func_retval0) vprintf"), 1u);
     const CUmodule m = load(text);
     (void)function(m, "link_print");
     (void)function(m, "link_print2");
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest,
                     "a fatbin input gives its PTX and an ELF-only one is refused") {
     Link link;
     const std::string fatbin = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.fatbin"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_FATBINARY, fatbin, "sw_kernels.fatbin"));
-    SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
-    SWT_REQUIRE_SUCCESS(link.complete());
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_FATBINARY, fatbin, "sw_kernels.fatbin"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "callee.ptx"));
+    SWCU_TEST_REQUIRE_SUCCESS(link.complete());
     const CUmodule m = load(link.text());
     (void)function(m, "saxpy");
     (void)function(m, "calls_device_function");
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
     Link sass;
     const std::string sm80 =
         swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels_sm80.fatbin"));
-    SWT_CHECK_RESULT(sass.add(CU_JIT_INPUT_FATBINARY, sm80, "sm80.fatbin"),
-                     CUDA_ERROR_INVALID_IMAGE);
+    SWCU_TEST_CHECK_RESULT(sass.add(CU_JIT_INPUT_FATBINARY, sm80, "sm80.fatbin"),
+                           CUDA_ERROR_INVALID_IMAGE);
     const std::string error = sass.error;
     CHECK_NE(error.find("sm80.fatbin: the fatbin holds only SASS"), std::string::npos);
     CHECK_NE(error.find("the software driver runs PTX"), std::string::npos);
@@ -345,31 +345,32 @@ TEST_SUITE("link") {
                     "cubins and SASS-only objects are refused with a reason") {
     Link link;
     const std::string cubin = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.cubin"));
-    SWT_CHECK_RESULT(link.add(CU_JIT_INPUT_CUBIN, cubin, "k.cubin"), CUDA_ERROR_INVALID_IMAGE);
+    SWCU_TEST_CHECK_RESULT(link.add(CU_JIT_INPUT_CUBIN, cubin, "k.cubin"),
+                           CUDA_ERROR_INVALID_IMAGE);
     CHECK_NE(std::string(link.error).find("k.cubin: a cubin is SASS"), std::string::npos);
-    SWT_CHECK_RESULT(link.add(CU_JIT_INPUT_OBJECT, cubin, "k.o"), CUDA_ERROR_INVALID_IMAGE);
+    SWCU_TEST_CHECK_RESULT(link.add(CU_JIT_INPUT_OBJECT, cubin, "k.o"), CUDA_ERROR_INVALID_IMAGE);
     CHECK_NE(std::string(link.error).find("k.o: no device code"), std::string::npos);
     // The error log accumulates: both lines are there.
     CHECK_NE(std::string(link.error).find("k.cubin"), std::string::npos);
     // Nothing was added: completing is an error.
-    SWT_CHECK_RESULT(link.complete(), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(link.complete(), CUDA_ERROR_INVALID_VALUE);
     CHECK_NE(std::string(link.error).find("nothing to link"), std::string::npos);
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "unresolved and duplicate symbols fail the link") {
     {
       Link link;
-      SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
-      SWT_CHECK_RESULT(link.complete(), CUDA_ERROR_INVALID_IMAGE);
+      SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCaller, "caller.ptx"));
+      SWCU_TEST_CHECK_RESULT(link.complete(), CUDA_ERROR_INVALID_IMAGE);
       CHECK_NE(std::string(link.error).find("undefined reference to 'link_twice' in 'caller.ptx'"),
                std::string::npos);
       CHECK_EQ(link.image, nullptr);
     }
     {
       Link link;
-      SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "a.ptx"));
-      SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "b.ptx"));
-      SWT_CHECK_RESULT(link.complete(), CUDA_ERROR_INVALID_IMAGE);
+      SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "a.ptx"));
+      SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kCallee, "b.ptx"));
+      SWCU_TEST_CHECK_RESULT(link.complete(), CUDA_ERROR_INVALID_IMAGE);
       CHECK_NE(std::string(link.error)
                    .find("duplicate definition of 'link_twice' in 'a.ptx' and "
                          "'b.ptx'"),
@@ -379,17 +380,19 @@ TEST_SUITE("link") {
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "bad input and bad calls get the documented codes") {
     CUlinkState state = nullptr;
-    SWT_CHECK_RESULT(cu.cuLinkCreate_v2(0, nullptr, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuLinkCreate_v2(1, nullptr, nullptr, &state), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuLinkCreate_v2(0, nullptr, nullptr, &state));
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkCreate_v2(0, nullptr, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkCreate_v2(1, nullptr, nullptr, &state),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLinkCreate_v2(0, nullptr, nullptr, &state));
     char ptx[] = "not PTX at all";
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, nullptr, 4, "x", 0, nullptr, nullptr),
         CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, swcu::test::invalid_enum<CUjitInputType>(42), ptx,
-                                         sizeof ptx, "x", 0, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkAddData_v2(state, swcu::test::invalid_enum<CUjitInputType>(42),
+                                               ptx, sizeof ptx, "x", 0, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
         cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, ptx, sizeof ptx, "x", 0, nullptr, nullptr),
         CUDA_ERROR_INVALID_PTX);
     // Per-input options may not name a log buffer.
@@ -397,40 +400,41 @@ TEST_SUITE("link") {
     char buffer[16];
     void* value = buffer;
     std::string callee = kCallee;
-    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(), callee.size() + 1,
-                                         "x", 1, &option, &value),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(),
+                                               callee.size() + 1, "x", 1, &option, &value),
+                           CUDA_ERROR_INVALID_VALUE);
     option = CU_JIT_MAX_REGISTERS;
     value = reinterpret_cast<void*>(std::uintptr_t{32});
-    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(), callee.size() + 1,
-                                         "x", 1, &option, &value),
-                     CUDA_SUCCESS);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(),
+                                               callee.size() + 1, "x", 1, &option, &value),
+                           CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(
         cu.cuLinkAddFile_v2(state, CU_JIT_INPUT_PTX, "/no/such/file.ptx", 0, nullptr, nullptr),
         CUDA_ERROR_FILE_NOT_FOUND);
-    SWT_CHECK_RESULT(cu.cuLinkAddFile_v2(state, CU_JIT_INPUT_PTX, nullptr, 0, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuLinkComplete(state, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        cu.cuLinkAddFile_v2(state, CU_JIT_INPUT_PTX, nullptr, 0, nullptr, nullptr),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkComplete(state, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
     void* image = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuLinkComplete(state, &image, nullptr));  // the size is optional
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLinkComplete(state, &image, nullptr));  // the size is optional
     void* again = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuLinkComplete(state, &again, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLinkComplete(state, &again, nullptr));
     CHECK_EQ(again, image);
     // Adding after completion is refused.
-    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(), callee.size() + 1,
-                                         "late", 0, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(),
+                                               callee.size() + 1, "late", 0, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
     CHECK_EQ(ctl.live_handles(SWCU_LINK_STATE), 1u);
-    SWT_REQUIRE_SUCCESS(cu.cuLinkDestroy(state));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuLinkDestroy(state));
     CHECK_EQ(ctl.live_handles(SWCU_LINK_STATE), 0u);
     // A destroyed or foreign handle.
-    SWT_CHECK_RESULT(cu.cuLinkDestroy(state), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(cu.cuLinkComplete(state, &image, nullptr), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(), callee.size() + 1,
-                                         "x", 0, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(cu.cuLinkDestroy(reinterpret_cast<CUlinkState>(ptx)),
-                     CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkDestroy(state), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkComplete(state, &image, nullptr), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, callee.data(),
+                                               callee.size() + 1, "x", 0, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(cu.cuLinkDestroy(reinterpret_cast<CUlinkState>(ptx)),
+                           CUDA_ERROR_INVALID_HANDLE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest,
@@ -440,18 +444,18 @@ TEST_SUITE("link") {
     CHECK_EQ(swcu::test::exported_name(reinterpret_cast<const void*>(create)), "cuLinkCreate");
     CHECK_EQ(swcu::test::exported_name(reinterpret_cast<const void*>(add_file)), "cuLinkAddFile");
     CUlinkState state = nullptr;
-    SWT_REQUIRE_SUCCESS(create(0, nullptr, nullptr, &state));
+    SWCU_TEST_REQUIRE_SUCCESS(create(0, nullptr, nullptr, &state));
     const std::string path = swcu::test::kernel_file("sw_kernels.ptx");
-    SWT_CHECK_RESULT(add_file(state, CU_JIT_INPUT_PTX, path.c_str(), 0, nullptr, nullptr),
-                     CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(add_file(state, CU_JIT_INPUT_PTX, path.c_str(), 0, nullptr, nullptr),
+                           CUDA_SUCCESS);
     void* image = nullptr;
-    SWT_CHECK_RESULT(swcu::test::api().cuLinkComplete(state, &image, nullptr), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(swcu::test::api().cuLinkComplete(state, &image, nullptr), CUDA_SUCCESS);
     if (image != nullptr) {
       const CUmodule m = load(static_cast<const char*>(image));
       (void)function(m, "saxpy");
-      SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
-    SWT_REQUIRE_SUCCESS(swcu::test::api().cuLinkDestroy(state));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuLinkDestroy(state));
   }
 
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "LTO-IR inputs become PTX through nvJitLink") {
@@ -462,21 +466,22 @@ TEST_SUITE("link") {
       const std::string lto = swcu::test::read_bytes(swcu::test::kernel_file(file));
       const CUjitInputType type =
           std::string(file).ends_with(".o") ? CU_JIT_INPUT_OBJECT : CU_JIT_INPUT_NVVM;
-      SWT_REQUIRE_SUCCESS(link.add(type, lto, file));
-      SWT_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kOffset, "offset.ptx"));
-      SWT_REQUIRE_SUCCESS(link.complete());
+      SWCU_TEST_REQUIRE_SUCCESS(link.add(type, lto, file));
+      SWCU_TEST_REQUIRE_SUCCESS(link.add(CU_JIT_INPUT_PTX, kOffset, "offset.ptx"));
+      SWCU_TEST_REQUIRE_SUCCESS(link.complete());
       const CUmodule m = load(link.text());
       const CUfunction f = function(m, "link_lto_kernel");
       CHECK_EQ(layout(f), std::vector<std::pair<std::size_t, std::size_t>>{{0, 8}, {8, 4}});
       CHECK_EQ(run(f, {0, 1, -7, 10}), std::vector<int>{21, 24, 0, 51});  // (x + 7) * 3
-      SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
   }
 
   TEST_CASE("cuLinkCreate needs a current context") {
     swcu::test::DriverTest t;
     CUlinkState state = nullptr;
-    SWT_CHECK_RESULT(t.cu.cuLinkCreate_v2(0, nullptr, nullptr, &state), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(t.cu.cuLinkCreate_v2(0, nullptr, nullptr, &state),
+                           CUDA_ERROR_INVALID_CONTEXT);
   }
 }
 
@@ -485,7 +490,8 @@ TEST_SUITE("env") {
                     "link: without nvJitLink an LTO-IR input is not supported") {
     Link link;
     const std::string lto = swcu::test::read_bytes(swcu::test::kernel_file("link_lto.fatbin"));
-    SWT_CHECK_RESULT(link.add(CU_JIT_INPUT_NVVM, lto, "lto.fatbin"), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(link.add(CU_JIT_INPUT_NVVM, lto, "lto.fatbin"),
+                           CUDA_ERROR_NOT_SUPPORTED);
     const std::string error = link.error;
     CHECK_NE(error.find("lto.fatbin: LTO-IR needs nvJitLink"), std::string::npos);
     CHECK_NE(error.find("/nonexistent/libnvJitLink.so"), std::string::npos);

@@ -20,7 +20,7 @@ namespace swcu::test {
 
 // X(member, base name, version): the functions of ModuleApi, each at the version that gives the
 // export the member is named after.
-#define SWT_MODULE_FUNCTIONS(X)                                                                 \
+#define SWCU_TEST_MODULE_FUNCTIONS(X)                                                           \
   X(cuModuleLoad, cuModuleLoad, 2000)                                                           \
   X(cuModuleLoadData, cuModuleLoadData, 2000)                                                   \
   X(cuModuleLoadDataEx, cuModuleLoadDataEx, 2010)                                               \
@@ -70,9 +70,9 @@ namespace swcu::test {
 
 /// The module, library, launch and occupancy functions.
 struct ModuleApi {
-#define SWT_MODULE_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;
-  SWT_MODULE_FUNCTIONS(SWT_MODULE_MEMBER)
-#undef SWT_MODULE_MEMBER
+#define SWCU_TEST_MODULE_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;
+  SWCU_TEST_MODULE_FUNCTIONS(SWCU_TEST_MODULE_MEMBER)
+#undef SWCU_TEST_MODULE_MEMBER
   PFN_cuLaunchKernel_v7000_ptsz cuLaunchKernel_ptsz = nullptr;
   PFN_cuLaunchKernelEx_v11060_ptsz cuLaunchKernelEx_ptsz = nullptr;
   PFN_cuLaunchCooperativeKernel_v9000_ptsz cuLaunchCooperativeKernel_ptsz = nullptr;
@@ -81,10 +81,10 @@ struct ModuleApi {
 inline const ModuleApi& mod() {
   static const ModuleApi functions = [] {
     ModuleApi a;
-#define SWT_MODULE_RESOLVE(member, base, version) \
+#define SWCU_TEST_MODULE_RESOLVE(member, base, version) \
   a.member = proc<PFN_##base##_v##version>(#base, version);
-    SWT_MODULE_FUNCTIONS(SWT_MODULE_RESOLVE)
-#undef SWT_MODULE_RESOLVE
+    SWCU_TEST_MODULE_FUNCTIONS(SWCU_TEST_MODULE_RESOLVE)
+#undef SWCU_TEST_MODULE_RESOLVE
     const auto pt = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     a.cuLaunchKernel_ptsz = proc<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 7000, pt);
     a.cuLaunchKernelEx_ptsz = proc<PFN_cuLaunchKernelEx_v11060_ptsz>("cuLaunchKernelEx", 11060, pt);
@@ -119,12 +119,12 @@ struct ModuleTest : DriverTest {
   /// Loads an image (PTX text, or binary bytes) into the current context.
   CUmodule load(const std::string& image) {
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
     return m;
   }
   CUfunction function(CUmodule m, const char* name) {
     CUfunction f = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&f, m, name));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetFunction(&f, m, name));
     return f;
   }
   /// The layout cuFuncGetParamInfo reports, as (offset, size) pairs.
@@ -142,19 +142,19 @@ struct ModuleTest : DriverTest {
   }
   int attribute(CUfunction f, CUfunction_attribute a) {
     int value = -12345;
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(&value, a, f));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetAttribute(&value, a, f));
     return value;
   }
   /// The names of a module's functions, in its order.
   std::vector<std::string> names(CUmodule m) {
     unsigned count = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetFunctionCount(&count, m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetFunctionCount(&count, m));
     std::vector<CUfunction> functions(count);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleEnumerateFunctions(functions.data(), count, m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleEnumerateFunctions(functions.data(), count, m));
     std::vector<std::string> out;
     for (CUfunction f : functions) {
       const char* name = nullptr;
-      SWT_REQUIRE_SUCCESS(mod().cuFuncGetName(&name, f));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetName(&name, f));
       out.emplace_back(name);
     }
     return out;

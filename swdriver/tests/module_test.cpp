@@ -129,7 +129,7 @@ TEST_SUITE("modules") {
       CHECK(layout(function(m, "by_value")) == kByValue);
       CHECK(layout(function(m, kFillName)) == kFill);
       CHECK(layout(function(m, "no_params")).empty());
-      SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
     CHECK(ctl.live_handles(SWCU_MODULE) == 0);
   }
@@ -199,25 +199,25 @@ TEST_SUITE("modules") {
     CHECK(attribute(declared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) == 0);
     CHECK(layout(function(m, "_ZN5outer5innerIiE3runEv")).empty());
     CUfunction f = nullptr;
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "local_helper"), CUDA_ERROR_NOT_FOUND);
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "commented_out"), CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "local_helper"), CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "commented_out"), CUDA_ERROR_NOT_FOUND);
 
     CUdeviceptr p = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&p, &bytes, m, "scaled"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&p, &bytes, m, "scaled"));
     CHECK(bytes == 12);
     float values[3] = {};
-    SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(values, p, sizeof values));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(values, p, sizeof values));
     CHECK(values[0] == 1.0f);
     CHECK(values[1] == 2.0f);
     CHECK(values[2] == 3.0f);
-    SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "lut"), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "lut"), CUDA_SUCCESS);
     CHECK(bytes == 64);
-    SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "defined_elsewhere"),
-                     CUDA_ERROR_NOT_FOUND);
-    SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "module_scratch"),
-                     CUDA_ERROR_NOT_FOUND);  // shared memory is not a global
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "defined_elsewhere"),
+                           CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&p, &bytes, m, "module_scratch"),
+                           CUDA_ERROR_NOT_FOUND);  // shared memory is not a global
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "bad images are refused with an error log") {
@@ -248,7 +248,7 @@ TEST_SUITE("modules") {
       CAPTURE(c.image);
       Jit jit;
       CUmodule m = nullptr;
-      SWT_CHECK_RESULT(jit.load(&m, c.image.c_str()), c.expected);
+      SWCU_TEST_CHECK_RESULT(jit.load(&m, c.image.c_str()), c.expected);
       CHECK(m == nullptr);
       const std::string error = jit.error;
       INFO(error);
@@ -265,23 +265,23 @@ TEST_SUITE("modules") {
     const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     Jit jit;
     CUmodule m = nullptr;
-    SWT_REQUIRE_SUCCESS(jit.load(&m, image.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(jit.load(&m, image.c_str()));
     const std::string info = jit.info;
     CHECK(info == "swcuda: PTX ISA 9.0 for sm_90 loaded for sm_90: 10 kernel(s), 3 global(s)");
     CHECK(jit.info_size() == info.size());
     CHECK(std::string(jit.error).empty());
     CHECK(jit.wall_time() == 0.0f);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
     // A log buffer too small is truncated with its NUL.
     char small[8] = "xxxxxxx";
     std::array<CUjit_option, 2> options{CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
     std::array<void*, 2> values{small, reinterpret_cast<void*>(std::uintptr_t{sizeof small})};
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuModuleLoadDataEx(&m, image.c_str(), 2, options.data(), values.data()));
     CHECK(std::string(small) == "swcuda:");
     CHECK(reinterpret_cast<std::uintptr_t>(values[1]) == 7);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "JIT options are checked and some change what is reported") {
@@ -290,20 +290,21 @@ TEST_SUITE("modules") {
     std::array<CUjit_option, 2> options{CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK};
     std::array<void*, 2> values{reinterpret_cast<void*>(std::uintptr_t{24}),
                                 reinterpret_cast<void*>(std::uintptr_t{128})};
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuModuleLoadDataEx(&m, image.c_str(), 2, options.data(), values.data()));
     CHECK(attribute(function(m, "saxpy"), CU_FUNC_ATTRIBUTE_NUM_REGS) == 24);
     CHECK(attribute(function(m, "saxpy"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 128);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
     auto unknown = swcu::test::invalid_enum<CUjit_option>(CU_JIT_NUM_OPTIONS);
     void* value = nullptr;
-    SWT_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image.c_str(), 1, &unknown, &value),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image.c_str(), 1, nullptr, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuModuleLoadData(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuModuleLoadData(nullptr, image.c_str()), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image.c_str(), 1, &unknown, &value),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadDataEx(&m, image.c_str(), 1, nullptr, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadData(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadData(nullptr, image.c_str()),
+                           CUDA_ERROR_INVALID_VALUE);
     CHECK(ctl.live_handles(SWCU_MODULE) == 0);
   }
 
@@ -313,7 +314,7 @@ TEST_SUITE("modules") {
       const std::string image = swcu::test::read_bytes(swcu::test::kernel_file(file));
       Jit jit;
       CUmodule m = nullptr;
-      SWT_CHECK_RESULT(jit.load(&m, image.data()), CUDA_ERROR_NO_BINARY_FOR_GPU);
+      SWCU_TEST_CHECK_RESULT(jit.load(&m, image.data()), CUDA_ERROR_NO_BINARY_FOR_GPU);
       CHECK(std::string(jit.error).find("sm_80") != std::string::npos);
     }
   }
@@ -323,12 +324,12 @@ TEST_SUITE("modules") {
     CUmodule m = nullptr;
     for (const char* file : {"sw_kernels.ptx", "sw_kernels.cubin", "sw_kernels.fatbin"}) {
       CAPTURE(file);
-      SWT_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, swcu::test::kernel_file(file).c_str()));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, swcu::test::kernel_file(file).c_str()));
       CHECK(names(m).size() == kKernelNames.size());
-      SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
-    SWT_CHECK_RESULT(mod().cuModuleLoad(&m, "/nonexistent/k.ptx"), CUDA_ERROR_FILE_NOT_FOUND);
-    SWT_CHECK_RESULT(mod().cuModuleLoad(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoad(&m, "/nonexistent/k.ptx"), CUDA_ERROR_FILE_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoad(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
 
     // The wrapper nvcc puts in host objects (fatbinary_section.h): magic, version, data.
     const std::string bytes = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.fatbin"));
@@ -340,11 +341,11 @@ TEST_SUITE("modules") {
       const unsigned long long* data;
       void* filename_or_fatbins;
     } wrapper{0x466243B1, 1, data.data(), nullptr};
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadFatBinary(&m, &wrapper));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoadFatBinary(&m, &wrapper));
     CHECK(layout(function(m, "saxpy")) == kSaxpy);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadFatBinary(&m, data.data()));  // the data itself
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoadFatBinary(&m, data.data()));  // the data itself
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a cubin without parameter records has no known layout") {
@@ -353,31 +354,33 @@ TEST_SUITE("modules") {
     CHECK(names(m) == std::vector<std::string>{"bare"});
     const CUfunction f = function(m, "bare");
     std::size_t offset = 0;
-    SWT_CHECK_RESULT(mod().cuFuncGetParamInfo(f, 0, &offset, nullptr), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetParamInfo(f, 0, &offset, nullptr),
+                           CUDA_ERROR_NOT_SUPPORTED);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 1024);
     CUdeviceptr g = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&g, &bytes, m, "g"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&g, &bytes, m, "g"));
     CHECK(bytes == 8);
 
     // Without a layout, kernelParams cannot be packed; a buffer from `extra` can.
     int value = 7;
     void* params[] = {&value};
-    SWT_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr),
-                     CUDA_ERROR_INVALID_IMAGE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr),
+                           CUDA_ERROR_INVALID_IMAGE);
     std::size_t size = sizeof value;
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &value, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
     // A cubin has no PTX to run: a host function stands in, so the record can be checked.
     CHECK(ctl.register_kernel(
               "bare", [](const swcu_launch*, void*) {}, nullptr) == 0);
-    SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CHECK(ctl.register_kernel("bare", nullptr, nullptr) == 0);
     const swcu_launch l = last_launch();
     CHECK(l.param_count == 0);
     CHECK(l.params_size == sizeof value);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
 
     // With records (in any order), the layout is theirs.
     std::vector<unsigned char> info = kparam(1, 8, 4);
@@ -385,8 +388,8 @@ TEST_SUITE("modules") {
     info.insert(info.end(), first.begin(), first.end());
     const CUmodule with_info = load(tiny_cubin("described", true, info));
     CHECK(layout(function(with_info, "described")) == Layout{{0, 8}, {8, 4}});
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(with_info));
-    SWT_REQUIRE_SUCCESS(swcu::test::api().cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(with_info));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuCtxSynchronize());
   }
 
   TEST_CASE_FIXTURE(ModuleTest,
@@ -396,54 +399,54 @@ TEST_SUITE("modules") {
       const CUmodule m = load(swcu::test::read_bytes(swcu::test::kernel_file(file)));
       CUdeviceptr counter = 0;
       std::size_t bytes = 0;
-      SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, &bytes, m, "counter"));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, &bytes, m, "counter"));
       CHECK(bytes == 4);
       CHECK(counter != 0);
       int value = -1;
-      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
       CHECK(value == 0);
       value = 41;
-      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyHtoD_v2(counter, &value, sizeof value));
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyHtoD_v2(counter, &value, sizeof value));
       value = 0;
-      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value));
       CHECK(value == 41);
       // Beyond the end is not the global's.
       int two[2] = {};
-      SWT_CHECK_RESULT(swcu::test::api().cuMemcpyDtoH_v2(two, counter, sizeof two),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(swcu::test::api().cuMemcpyDtoH_v2(two, counter, sizeof two),
+                             CUDA_ERROR_INVALID_VALUE);
 
       CUdeviceptr table = 0;
-      SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&table, &bytes, m, "table"));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&table, &bytes, m, "table"));
       CHECK(bytes == 32);
       int t[8] = {};
-      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(t, table, sizeof t));
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemcpyDtoH_v2(t, table, sizeof t));
       CHECK(t[0] == 1);
       CHECK(t[7] == 8);
-      SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(nullptr, &bytes, m, "coefficients"));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(nullptr, &bytes, m, "coefficients"));
       CHECK(bytes == 16);
       CUdeviceptr only_address = 0;
-      SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&only_address, nullptr, m, "coefficients"));
-      SWT_CHECK_RESULT(mod().cuModuleGetGlobal(nullptr, nullptr, m, "counter"),
-                       CUDA_ERROR_INVALID_VALUE);
-      SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&counter, &bytes, m, "nothing"),
-                       CUDA_ERROR_NOT_FOUND);
-      SWT_CHECK_RESULT(mod().cuModuleGetGlobal(&counter, &bytes, m, nullptr),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&only_address, nullptr, m, "coefficients"));
+      SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(nullptr, nullptr, m, "counter"),
+                             CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&counter, &bytes, m, "nothing"),
+                             CUDA_ERROR_NOT_FOUND);
+      SWCU_TEST_CHECK_RESULT(mod().cuModuleGetGlobal(&counter, &bytes, m, nullptr),
+                             CUDA_ERROR_INVALID_VALUE);
 
       // The memory subsystem knows it: its range and context, and it is not cuMemFree's.
       CUdeviceptr base = 0;
       std::size_t size = 0;
-      SWT_REQUIRE_SUCCESS(swcu::test::api().cuMemGetAddressRange_v2(&base, &size, table + 4));
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemGetAddressRange_v2(&base, &size, table + 4));
       CHECK(base == table);
       CHECK(size == 32);
       CUcontext owner = nullptr;
-      SWT_REQUIRE_SUCCESS(
+      SWCU_TEST_REQUIRE_SUCCESS(
           swcu::test::api().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, table));
       CHECK(owner == ctx);
-      SWT_CHECK_RESULT(swcu::test::api().cuMemFree_v2(table), CUDA_ERROR_INVALID_VALUE);
-      SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
-      SWT_CHECK_RESULT(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value),
-                       CUDA_ERROR_INVALID_VALUE);  // gone with its module
+      SWCU_TEST_CHECK_RESULT(swcu::test::api().cuMemFree_v2(table), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+      SWCU_TEST_CHECK_RESULT(swcu::test::api().cuMemcpyDtoH_v2(&value, counter, sizeof value),
+                             CUDA_ERROR_INVALID_VALUE);  // gone with its module
     }
   }
 
@@ -472,32 +475,34 @@ TEST_SUITE("modules") {
       CHECK(attribute(saxpy, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) == 0);
       CHECK(attribute(saxpy, CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE) == 0);
       int value = 0;
-      SWT_CHECK_RESULT(mod().cuFuncGetAttribute(
-                           &value, swcu::test::invalid_enum<CUfunction_attribute>(16), saxpy),
-                       CUDA_ERROR_INVALID_VALUE);
-      SWT_CHECK_RESULT(mod().cuFuncGetAttribute(nullptr, CU_FUNC_ATTRIBUTE_NUM_REGS, saxpy),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(mod().cuFuncGetAttribute(
+                                 &value, swcu::test::invalid_enum<CUfunction_attribute>(16), saxpy),
+                             CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(mod().cuFuncGetAttribute(nullptr, CU_FUNC_ATTRIBUTE_NUM_REGS, saxpy),
+                             CUDA_ERROR_INVALID_VALUE);
 
       CHECK(attribute(function(m, "bounded"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 256);
       const CUfunction shared = function(m, "static_shared");
       CHECK(attribute(shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) == 400);
       CHECK(attribute(shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 49152 - 400);
-      SWT_CHECK_RESULT(mod().cuFuncSetAttribute(
-                           shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448 - 400),
-                       CUDA_SUCCESS);
-      SWT_CHECK_RESULT(mod().cuFuncSetAttribute(
-                           shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448 - 399),
-                       CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(
+          mod().cuFuncSetAttribute(shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   232448 - 400),
+          CUDA_SUCCESS);
+      SWCU_TEST_CHECK_RESULT(
+          mod().cuFuncSetAttribute(shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   232448 - 399),
+          CUDA_ERROR_INVALID_VALUE);
 
       const CUfunction clustered = function(m, "clustered");
       CHECK(attribute(clustered, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) == 1);
       CHECK(attribute(clustered, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH) == 2);
       CHECK(attribute(clustered, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT) == 1);
       CHECK(attribute(clustered, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH) == 1);
-      SWT_CHECK_RESULT(
+      SWCU_TEST_CHECK_RESULT(
           mod().cuFuncSetAttribute(clustered, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 4),
           CUDA_ERROR_NOT_PERMITTED);  // set at compile time
-      SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+      SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     }
   }
 
@@ -507,124 +512,134 @@ TEST_SUITE("modules") {
     const auto set = [&](CUfunction_attribute a, int v) {
       return mod().cuFuncSetAttribute(f, a, v);
     };
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448),
+                           CUDA_SUCCESS);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 232448);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232449),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232449),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1),
+                           CUDA_ERROR_INVALID_VALUE);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 232448);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50),
+                           CUDA_SUCCESS);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) == 50);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2), CUDA_SUCCESS);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH) == 2);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 0), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, -1), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 0), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, -1),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                           CUDA_SUCCESS);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) == 1);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
-                         CU_CLUSTER_SCHEDULING_POLICY_SPREAD),
-                     CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+                               CU_CLUSTER_SCHEDULING_POLICY_SPREAD),
+                           CUDA_SUCCESS);
     CHECK(attribute(f, CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE) ==
           CU_CLUSTER_SCHEDULING_POLICY_SPREAD);
-    SWT_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE, 3),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE, 3),
+                           CUDA_ERROR_INVALID_VALUE);
     for (const auto read_only :
          {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET}) {
-      SWT_CHECK_RESULT(set(read_only, 1), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(set(read_only, 1), CUDA_ERROR_INVALID_VALUE);
     }
-    SWT_CHECK_RESULT(set(swcu::test::invalid_enum<CUfunction_attribute>(99), 1),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(set(swcu::test::invalid_enum<CUfunction_attribute>(99), 1),
+                           CUDA_ERROR_INVALID_VALUE);
 
-    SWT_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_SHARED), CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, swcu::test::invalid_enum<CUfunc_cache>(9)),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuFuncSetSharedMemConfig(f, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE),
-                     CUDA_SUCCESS);
-    SWT_CHECK_RESULT(mod().cuFuncSetSharedMemConfig(f, swcu::test::invalid_enum<CUsharedconfig>(9)),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_SHARED),
+                           CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncSetCacheConfig(f, swcu::test::invalid_enum<CUfunc_cache>(9)),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuFuncSetSharedMemConfig(f, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuFuncSetSharedMemConfig(f, swcu::test::invalid_enum<CUsharedconfig>(9)),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "functions and modules: lookups, names, stale handles") {
     const CUmodule m = load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")));
     CUfunction f = nullptr;
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "saxpi"), CUDA_ERROR_NOT_FOUND);
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(nullptr, m, "saxpy"), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, "saxpi"), CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(&f, m, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(nullptr, m, "saxpy"),
+                           CUDA_ERROR_INVALID_VALUE);
     f = function(m, kFillName);
     const char* name = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetName(&name, f));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetName(&name, f));
     CHECK(std::string(name) == kFillName);
-    SWT_CHECK_RESULT(mod().cuFuncGetName(nullptr, f), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuFuncGetName(&name, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetName(nullptr, f), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetName(&name, nullptr), CUDA_ERROR_INVALID_VALUE);
     CUmodule owner = nullptr;
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetModule(&owner, f));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetModule(&owner, f));
     CHECK(owner == m);
     CUfunctionLoadingState loaded{};
-    SWT_REQUIRE_SUCCESS(mod().cuFuncIsLoaded(&loaded, f));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncIsLoaded(&loaded, f));
     CHECK(loaded == CU_FUNCTION_LOADING_STATE_LOADED);
-    SWT_CHECK_RESULT(mod().cuFuncLoad(f), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncLoad(f), CUDA_SUCCESS);
     std::size_t offset = 0;
     std::size_t size = 0;
-    SWT_CHECK_RESULT(mod().cuFuncGetParamInfo(f, 3, &offset, &size), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuFuncGetParamInfo(f, 0, nullptr, &size), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(mod().cuFuncGetParamInfo(f, 2, &offset, nullptr));  // size optional
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetParamInfo(f, 3, &offset, &size),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetParamInfo(f, 0, nullptr, &size),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncGetParamInfo(f, 2, &offset, nullptr));  // size optional
     CHECK(offset == 16);
     CUmoduleLoadingMode mode{};
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetLoadingMode(&mode));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetLoadingMode(&mode));
     CHECK(mode == CU_MODULE_LAZY_LOADING);
     std::array<CUfunction, 2> two{};
-    SWT_REQUIRE_SUCCESS(mod().cuModuleEnumerateFunctions(two.data(), 2, m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleEnumerateFunctions(two.data(), 2, m));
     CHECK(two[0] != nullptr);
     CHECK(two[1] != nullptr);
 
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
-    SWT_CHECK_RESULT(mod().cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(mod().cuFuncGetName(&name, f), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetName(&name, f), CUDA_ERROR_INVALID_HANDLE);
     unsigned count = 0;
-    SWT_CHECK_RESULT(mod().cuModuleGetFunctionCount(&count, m), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunctionCount(&count, m), CUDA_ERROR_INVALID_HANDLE);
     int value = 0;
-    SWT_CHECK_RESULT(mod().cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
-                     CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(mod().cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(ctx), "saxpy"),
-                     CUDA_ERROR_INVALID_HANDLE);  // a handle of another kind
+    SWCU_TEST_CHECK_RESULT(mod().cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(ctx), "saxpy"),
+                           CUDA_ERROR_INVALID_HANDLE);  // a handle of another kind
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a module belongs to its context and goes with it") {
-    SWT_CHECK_RESULT(mod().cuModuleLoadData(nullptr, "x"), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadData(nullptr, "x"), CUDA_ERROR_INVALID_CONTEXT);
     const std::size_t before = ctl.reclaimed_handles(SWCU_MODULE);
     const CUcontext ctx = swcu::test::create_context();
     CUmodule m = nullptr;
     const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
     CUdeviceptr counter = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, nullptr, m, "counter"));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleGetGlobal(&counter, nullptr, m, "counter"));
     CHECK(ctl.live_handles(SWCU_MODULE) == 1);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(ctl.live_handles(SWCU_MODULE) == 0);
     CHECK(ctl.reclaimed_handles(SWCU_MODULE) == before + 1);
-    SWT_CHECK_RESULT(mod().cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
     CUdeviceptr base = 0;
     const CUcontext other = swcu::test::create_context();
-    SWT_CHECK_RESULT(cu.cuMemGetAddressRange_v2(&base, nullptr, counter), CUDA_ERROR_NOT_FOUND);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemGetAddressRange_v2(&base, nullptr, counter),
+                           CUDA_ERROR_NOT_FOUND);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
   }
 
   TEST_CASE_FIXTURE(ModuleTest, "a fault on a load leaves no module") {
     const std::string image = swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx"));
     REQUIRE(ctl.add_fault_rule("cuModuleLoadData:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     CUmodule m = nullptr;
-    SWT_CHECK_RESULT(mod().cuModuleLoadData(&m, image.c_str()), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoadData(&m, image.c_str()), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(m == nullptr);
     CHECK(ctl.live_handles(SWCU_MODULE) == 0);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoadData(&m, image.c_str()));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
   }
 }
 
@@ -650,7 +665,7 @@ TEST_SUITE("modules") {
       put(16 + 0x38, std::uint64_t{1} << 30);  // claimed uncompressed size
       CUmodule m = nullptr;
       Jit jit;
-      SWT_CHECK_RESULT(jit.load(&m, image.data()), CUDA_ERROR_INVALID_IMAGE);
+      SWCU_TEST_CHECK_RESULT(jit.load(&m, image.data()), CUDA_ERROR_INVALID_IMAGE);
       const std::string log = jit.error;
       INFO(log);
       CHECK(log.find("1073741824 bytes uncompressed") != std::string::npos);

@@ -17,7 +17,7 @@ struct OccupancyTest : ModuleTest {
 
   int blocks(CUfunction f, int block_size, std::size_t dynamic) {
     int n = -1;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, block_size, dynamic));
     return n;
   }
@@ -56,74 +56,79 @@ TEST_SUITE("occupancy") {
     const CUfunction bounded = function(m, "bounded");
     CHECK(blocks(bounded, 512, 0) == 0);  // more than __launch_bounds__(256)
     const CUfunction shared = function(m, "static_shared");
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuFuncSetAttribute(shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
     CHECK(blocks(shared, 32, 100000) == 2);  // 233472 / (100000 + 400 + 1024)
     int n = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
         &n, f, 256, 0, CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
     CHECK(n == 8);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, f, 256, 0, 2),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 0, 0),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(nullptr, f, 32, 0),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                         &n, reinterpret_cast<CUfunction>(m), 32, 0),
-                     CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, f, 256, 0, 2),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 0, 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(nullptr, f, 32, 0),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                               &n, reinterpret_cast<CUfunction>(m), 32, 0),
+                           CUDA_ERROR_INVALID_HANDLE);
   }
 
   TEST_CASE_FIXTURE(OccupancyTest, "the block size with the most resident threads") {
     int grid = 0;
     int block = 0;
     const CUfunction f = function(m, "no_params");
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, 0));
     CHECK(block == 1024);
     CHECK(grid == 2 * 132);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, 200));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, 200));
     CHECK(block == 128);  // 200 threads: 9 blocks, 1800 threads; 128: 16 blocks fill the SM
     CHECK(grid == 16 * 132);
     const CUfunction bounded = function(m, "bounded");
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, bounded, nullptr, 0, 0));
     CHECK(block == 256);
     CHECK(grid == 8 * 132);
     // Dynamic shared memory that grows with the block: 224 threads, 5 blocks per SM, is best.
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSizeWithFlags(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialBlockSizeWithFlags(
         &grid, &block, f, &two_hundred_per_thread, 0, 0, CU_OCCUPANCY_DEFAULT));
     CHECK(block == 224);
     CHECK(grid == 5 * 132);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxPotentialBlockSize(nullptr, &block, f, nullptr, 0, 0),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, -1),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuOccupancyMaxPotentialBlockSize(nullptr, &block, f, nullptr, 0, 0),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxPotentialBlockSize(&grid, &block, f, nullptr, 0, -1),
+                           CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(OccupancyTest, "dynamic shared memory available per block") {
     const CUfunction f = function(m, "no_params");
     std::size_t bytes = 0;
     // Never more than the kernel's current dynamic limit: 48 KiB by default (NVIDIA's driver).
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 2, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 2, 256));
     CHECK(bytes == 49152);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 1, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 1, 256));
     CHECK(bytes == 49152);
     // Raised, the limit lets the SM's share through.
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200000));
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 2, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 2, 256));
     CHECK(bytes == 233472 / 2 - 1024);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 1, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 1, 256));
     CHECK(bytes == 200000);
     const CUfunction with_static = function(m, "static_shared");
-    SWT_REQUIRE_SUCCESS(mod().cuFuncSetAttribute(
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuFuncSetAttribute(
         with_static, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200000));
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, with_static, 2, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, with_static, 2, 256));
     CHECK(bytes == 233472 / 2 - 1024 - 400);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 9, 256));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 9, 256));
     CHECK(bytes == 0);  // 9 blocks of 256 threads do not fit
-    SWT_CHECK_RESULT(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 0, 256),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 0, 256),
+                           CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(OccupancyTest, "clusters") {
@@ -134,30 +139,32 @@ TEST_SUITE("occupancy") {
     two[0].value.clusterDim.y = two[0].value.clusterDim.z = 1;
     CUlaunchConfig c = config(128, &two);
     int n = 0;
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
     CHECK(n == 16 * 132 / 2);
     c = config(128);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
     CHECK(n == 16 * 132);  // no size given or required: clusters of one block
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(m, "clustered"), &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(m, "clustered"), &c));
     CHECK(n == 16 * 132 / 2);  // its compile-time size
     two[0].value.clusterDim.x = 16;
     c = config(128, &two);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, &c),
-                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, &c),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
 
     c = config(128);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c));
     CHECK(n == 8);
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c));
     CHECK(n == 16);
     c = config(128, &two);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
     CHECK(n == 16 * 132 / 16);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxPotentialClusterSize(&n, function(m, "clustered"), &c));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuOccupancyMaxPotentialClusterSize(&n, function(m, "clustered"), &c));
     CHECK(n == 2);
   }
 
@@ -175,36 +182,36 @@ TEST_SUITE("occupancy") {
     CUlaunchConfig c = config(256);
     int n = -1;
     // No size anywhere: every block is a cluster of its own (8 blocks of 256 threads per SM).
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(own, "plain"), &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(own, "plain"), &c));
     CHECK(n == 8 * 132);
     // The compile-time size (.reqnctapercluster) is the size.
     const CUfunction fixed = function(own, "fixed");
     CHECK(attribute(fixed, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH) == 4);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, fixed, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, fixed, &c));
     CHECK(n == 8 * 132 / 4);
     // A size set with CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH is the size too.
     const CUfunction plain = function(own, "plain");
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuFuncSetAttribute(plain, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2));
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, plain, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, plain, &c));
     CHECK(n == 8 * 132 / 2);
     // A kernel that must be launched with a cluster size (.explicitcluster) needs one.
     const CUfunction must_set = function(own, "must_set");
     CHECK(attribute(must_set, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) == 1);
-    SWT_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, must_set, &c),
-                     CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, must_set, &c),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
     std::array<CUlaunchAttribute, 1> two{};
     two[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     two[0].value.clusterDim.x = 2;
     two[0].value.clusterDim.y = two[0].value.clusterDim.z = 1;
     c = config(256, &two);
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, must_set, &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, must_set, &c));
     CHECK(n == 8 * 132 / 2);
     // A configuration that does not fit on an SM: zero clusters, not an error.
     c = config(256);
     c.sharedMemBytes = 100 * 1024;  // above the kernel's 48 KiB dynamic shared memory limit
-    SWT_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(own, "fixed"), &c));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, function(own, "fixed"), &c));
     CHECK(n == 0);
-    SWT_REQUIRE_SUCCESS(mod().cuModuleUnload(own));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(own));
   }
 }

@@ -48,29 +48,29 @@ TEST_SUITE("env") {
         CAPTURE(a);
         CAPTURE(b);
         int can = -1;
-        SWT_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceCanAccessPeer(&can, a, b));
         CHECK(can == (a != b && linked(a, b) ? 1 : 0));
         int value = -1;
         const CUatomicOperation ops[] = {CU_ATOMIC_OPERATION_INTEGER_ADD, CU_ATOMIC_OPERATION_CAS,
                                          CU_ATOMIC_OPERATION_FLOAT_MIN};
         unsigned caps[3] = {99, 99, 99};
         if (a == b) {
-          SWT_CHECK_RESULT(
+          SWCU_TEST_CHECK_RESULT(
               cu.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, a, b),
               CUDA_ERROR_INVALID_DEVICE);
-          SWT_CHECK_RESULT(peer().atomics(caps, ops, 3, a, b), CUDA_ERROR_INVALID_DEVICE);
+          SWCU_TEST_CHECK_RESULT(peer().atomics(caps, ops, 3, a, b), CUDA_ERROR_INVALID_DEVICE);
           continue;
         }
-        SWT_REQUIRE_SUCCESS(
+        SWCU_TEST_REQUIRE_SUCCESS(
             cu.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, a, b));
         CHECK(value == can);
-        SWT_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(
             &value, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b));
         CHECK(value == can);
-        SWT_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetP2PAttribute(
             &value, CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED, a, b));
         CHECK(value == 0);
-        SWT_REQUIRE_SUCCESS(peer().atomics(caps, ops, 3, a, b));
+        SWCU_TEST_REQUIRE_SUCCESS(peer().atomics(caps, ops, 3, a, b));
         CHECK((caps[0] != 0) == (can != 0));
         CHECK(((caps[1] & CU_ATOMIC_CAPABILITY_SCALAR_64) != 0) == (can != 0));
         CHECK(caps[2] == 0);
@@ -78,11 +78,11 @@ TEST_SUITE("env") {
     }
     unsigned cap = 0;
     const auto bad = swcu::test::invalid_enum<CUatomicOperation>(CU_ATOMIC_OPERATION_MAX);
-    SWT_CHECK_RESULT(peer().atomics(&cap, &bad, 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(peer().atomics(&cap, &bad, 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
     const CUatomicOperation add = CU_ATOMIC_OPERATION_INTEGER_ADD;
-    SWT_CHECK_RESULT(peer().atomics(&cap, &add, 0, 0, 1), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(peer().atomics(nullptr, &add, 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(peer().atomics(&cap, &add, 1, 0, 3), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(peer().atomics(&cap, &add, 0, 0, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(peer().atomics(nullptr, &add, 1, 0, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(peer().atomics(&cap, &add, 1, 0, 3), CUDA_ERROR_INVALID_DEVICE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -92,42 +92,43 @@ TEST_SUITE("env") {
     const CUcontext on2 = create_context(2);
     const CUcontext also0 = create_context(0);  // current
     const CUcontext gone = create_context(1);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(gone));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(gone));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on0));
 
-    SWT_CHECK_RESULT(peer().enable(on1, 1), CUDA_ERROR_INVALID_VALUE);  // flags must be 0
-    SWT_CHECK_RESULT(peer().enable(gone, 0), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(peer().enable(nullptr, 0), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(peer().enable(on1, 1), CUDA_ERROR_INVALID_VALUE);  // flags must be 0
+    SWCU_TEST_CHECK_RESULT(peer().enable(gone, 0), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(peer().enable(nullptr, 0), CUDA_ERROR_INVALID_CONTEXT);
     int not_a_context = 0;
-    SWT_CHECK_RESULT(peer().enable(reinterpret_cast<CUcontext>(&not_a_context), 0),
-                     CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(peer().enable(on0, 0), CUDA_ERROR_INVALID_CONTEXT);  // itself
+    SWCU_TEST_CHECK_RESULT(peer().enable(reinterpret_cast<CUcontext>(&not_a_context), 0),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(peer().enable(on0, 0), CUDA_ERROR_INVALID_CONTEXT);  // itself
     // Another context of the same device: cuDeviceCanAccessPeer(0, 0) is 0.
-    SWT_CHECK_RESULT(peer().enable(also0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
-    SWT_CHECK_RESULT(peer().disable(on1), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
-    SWT_REQUIRE_SUCCESS(peer().enable(on1, 0));
-    SWT_CHECK_RESULT(peer().enable(on1, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
-    SWT_REQUIRE_SUCCESS(peer().enable(on2, 0));
+    SWCU_TEST_CHECK_RESULT(peer().enable(also0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    SWCU_TEST_CHECK_RESULT(peer().disable(on1), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(on1, 0));
+    SWCU_TEST_CHECK_RESULT(peer().enable(on1, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(on2, 0));
     // Access is one way: from 1 to 0 is not enabled, and 2 cannot reach 0 at all.
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on1));
-    SWT_CHECK_RESULT(peer().disable(on0), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
-    SWT_CHECK_RESULT(peer().enable(on2, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);  // no link
-    SWT_REQUIRE_SUCCESS(peer().enable(on0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on2));
-    SWT_CHECK_RESULT(peer().enable(on0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
-    SWT_CHECK_RESULT(peer().disable(gone), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on1));
+    SWCU_TEST_CHECK_RESULT(peer().disable(on0), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    SWCU_TEST_CHECK_RESULT(peer().enable(on2, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);  // no link
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(on0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on2));
+    SWCU_TEST_CHECK_RESULT(peer().enable(on0, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    SWCU_TEST_CHECK_RESULT(peer().disable(gone), CUDA_ERROR_INVALID_CONTEXT);
 
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on0));
-    SWT_REQUIRE_SUCCESS(peer().disable(on1));
-    SWT_CHECK_RESULT(peer().disable(on1), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
-    SWT_REQUIRE_SUCCESS(peer().enable(on1, 0));  // again
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(on0));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().disable(on1));
+    SWCU_TEST_CHECK_RESULT(peer().disable(on1), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(on1, 0));  // again
 
     // Without a current context.
     CUcontext popped = nullptr;
-    while (ctl.context_stack_depth() > 0) SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_CHECK_RESULT(peer().enable(on1, 0), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(peer().disable(on1), CUDA_ERROR_INVALID_CONTEXT);
-    for (const CUcontext c : {on0, on1, on2, also0}) SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c));
+    while (ctl.context_stack_depth() > 0) SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_CHECK_RESULT(peer().enable(on1, 0), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(peer().disable(on1), CUDA_ERROR_INVALID_CONTEXT);
+    for (const CUcontext c : {on0, on1, on2, also0})
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -135,37 +136,37 @@ TEST_SUITE("env") {
     // Created contexts: destroying the peer ends access to it, in both directions.
     const CUcontext a = create_context(0);
     CUcontext b = create_context(1);
-    SWT_REQUIRE_SUCCESS(peer().enable(a, 0));  // from b
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));
-    SWT_REQUIRE_SUCCESS(peer().enable(b, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
-    SWT_CHECK_RESULT(peer().disable(b), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(a, 0));  // from b
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(b, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_CHECK_RESULT(peer().disable(b), CUDA_ERROR_INVALID_CONTEXT);
     b = create_context(1);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));
-    SWT_REQUIRE_SUCCESS(peer().enable(b, 0));  // a new context: not enabled yet
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(a));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(b, 0));  // a new context: not enabled yet
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
     CUcontext popped = nullptr;
-    while (ctl.context_stack_depth() > 0) SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    while (ctl.context_stack_depth() > 0) SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
 
     // Primary contexts keep their handle through a reset, not their peer access.
     CUcontext p0 = nullptr, p1 = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p1, 1));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(p0));
-    SWT_REQUIRE_SUCCESS(peer().enable(p1, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(1));  // the peer
-    SWT_REQUIRE_SUCCESS(peer().enable(p1, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(0));  // the context itself
-    SWT_REQUIRE_SUCCESS(peer().enable(p1, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));  // destroyed
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(p0));
-    SWT_REQUIRE_SUCCESS(peer().enable(p1, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
-    SWT_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p1, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(p0));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(p1, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(1));  // the peer
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(p1, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxReset_v2(0));  // the context itself
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(p1, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));  // destroyed
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&p0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(p0));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(p1, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(1));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -174,64 +175,64 @@ TEST_SUITE("env") {
     const CUcontext a = create_context(0);
     REQUIRE(ctl.add_fault_rule("cuCtxEnablePeerAccess:1:CUDA_ERROR_TOO_MANY_PEERS;"
                                "cuCtxDisablePeerAccess:1:CUDA_ERROR_UNKNOWN") == 0);
-    SWT_CHECK_RESULT(peer().enable(b, 0), CUDA_ERROR_TOO_MANY_PEERS);
-    SWT_REQUIRE_SUCCESS(peer().enable(b, 0));  // the failed call changed nothing
-    SWT_CHECK_RESULT(peer().disable(b), CUDA_ERROR_UNKNOWN);
-    SWT_CHECK_RESULT(peer().enable(b, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    SWCU_TEST_CHECK_RESULT(peer().enable(b, 0), CUDA_ERROR_TOO_MANY_PEERS);
+    SWCU_TEST_REQUIRE_SUCCESS(peer().enable(b, 0));  // the failed call changed nothing
+    SWCU_TEST_CHECK_RESULT(peer().disable(b), CUDA_ERROR_UNKNOWN);
+    SWCU_TEST_CHECK_RESULT(peer().enable(b, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
     REQUIRE(ctl.add_fault_rule("cuCtxGetFlags:1:CUDA_ERROR_LAUNCH_FAILED:sticky") == 0);
     unsigned flags = 0;
-    SWT_CHECK_RESULT(cu.cuCtxGetFlags(&flags), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(peer().disable(b), CUDA_ERROR_LAUNCH_FAILED);  // `a` is broken
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxGetFlags(&flags), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(peer().disable(b), CUDA_ERROR_LAUNCH_FAILED);  // `a` is broken
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(b));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "peer: copies between devices need no access and no current context") {
     const CUcontext c1 = create_context(1);
     CUdeviceptr on1 = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&on1, 4096));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&on1, 4096));
     const CUcontext c2 = create_context(2);
     CUdeviceptr on2 = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&on2, 4096));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&on2, 4096));
     const CUstream s2 = create_stream();
     std::vector<unsigned char> bytes(4096);
     for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 7);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(on2, bytes.data(), bytes.size()));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(on2, bytes.data(), bytes.size()));
     CUcontext popped = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
     REQUIRE(ctl.context_stack_depth() == 0);
 
     // 1 and 2 have no link and no access is enabled: the driver stages the copy.
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyPeer(on1, c1, on2, c2, 4096));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyPeer(on1, c1, on2, c2, 4096));
     CHECK(std::memcmp(reinterpret_cast<void*>(on1), bytes.data(), 4096) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(on1, 9, 100, s2));  // on c2's stream
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyPeerAsync(on2, c2, on1, c1, 100, s2));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(on1, 9, 100, s2));  // on c2's stream
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyPeerAsync(on2, c2, on1, c1, 100, s2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
     CHECK(reinterpret_cast<unsigned char*>(on2)[99] == 9);
     CHECK(reinterpret_cast<unsigned char*>(on2)[100] == bytes[100]);
-    SWT_REQUIRE_SUCCESS(peer().copy_ptds(on1 + 1000, c1, on2 + 1000, c2, 10));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().copy_ptds(on1 + 1000, c1, on2 + 1000, c2, 10));
     CHECK(reinterpret_cast<unsigned char*>(on1)[1005] == bytes[1005]);
-    SWT_REQUIRE_SUCCESS(peer().copy_async_ptsz(on1, c1, on2, c2, 1, s2));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
+    SWCU_TEST_REQUIRE_SUCCESS(peer().copy_async_ptsz(on1, c1, on2, c2, 1, s2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
     CHECK(reinterpret_cast<unsigned char*>(on1)[0] == 9);
     // A NULL stream is the current context's default stream: there is none.
-    SWT_CHECK_RESULT(cu.cuMemcpyPeerAsync(on2, c2, on1, c1, 1, nullptr),
-                     CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeerAsync(on2, c2, on1, c1, 1, nullptr),
+                           CUDA_ERROR_INVALID_CONTEXT);
 
     // Each pointer must be device memory of its context's device.
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(on1, c2, on2, c2, 16), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(on1, c1, on2, c1, 16), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(on1, c1, on2, c2, 4097), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(on1, c2, on2, c2, 16), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(on1, c1, on2, c1, 16), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(on1, c1, on2, c2, 4097), CUDA_ERROR_INVALID_VALUE);
     int host = 0;
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         cu.cuMemcpyPeer(on1, c1, reinterpret_cast<CUdeviceptr>(&host), c2, sizeof host),
         CUDA_ERROR_INVALID_VALUE);
     const CUcontext gone = create_context(0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(gone));
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(on1, gone, on2, c2, 16), CUDA_ERROR_INVALID_CONTEXT);
-    SWT_CHECK_RESULT(cu.cuMemcpyPeer(on1, c1, on2, gone, 16), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(gone));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(on1, gone, on2, c2, 16), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyPeer(on1, c1, on2, gone, 16), CUDA_ERROR_INVALID_CONTEXT);
 
     // The synchronous copy runs in the destination context's default stream, after its work.
     std::memset(reinterpret_cast<void*>(on1), 0, 4096);
@@ -244,16 +245,16 @@ TEST_SUITE("env") {
     copier.join();
     CHECK(std::memcmp(reinterpret_cast<void*>(on1), reinterpret_cast<void*>(on2), 4096) == 0);
 
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s2));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c2));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(c1));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "peer: pool access from other devices follows SWCUDA_P2P") {
     CUmemoryPool pools[3] = {};
     for (CUdevice d = 0; d < 3; ++d)
-      SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&pools[d], d));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&pools[d], d));
     for (CUdevice owner = 0; owner < 3; ++owner) {
       for (CUdevice from = 0; from < 3; ++from) {
         if (from == owner) continue;
@@ -263,14 +264,14 @@ TEST_SUITE("env") {
         desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         desc.location.id = from;
         desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
-        SWT_CHECK_RESULT(cu.cuMemPoolSetAccess(pools[owner], &desc, 1),
-                         linked(from, owner) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
+        SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAccess(pools[owner], &desc, 1),
+                               linked(from, owner) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
         CUmemAccess_flags flags{};
-        SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, pools[owner], &desc.location));
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, pools[owner], &desc.location));
         CHECK(flags == (linked(from, owner) ? CU_MEM_ACCESS_FLAGS_PROT_READ
                                             : CU_MEM_ACCESS_FLAGS_PROT_NONE));
         desc.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;  // always allowed
-        SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pools[owner], &desc, 1));
+        SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pools[owner], &desc, 1));
       }
     }
   }

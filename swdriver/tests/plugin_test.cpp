@@ -22,21 +22,21 @@ TEST_SUITE("env") {
     std::vector<float> x(n), y(n, 1.0f);
     std::iota(x.begin(), x.end(), 0.0f);
     CUdeviceptr dx = 0, dy = 0;
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemAlloc_v2(&dx, n * sizeof(float)));
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemAlloc_v2(&dy, n * sizeof(float)));
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemcpyHtoD_v2(dx, x.data(), n * sizeof(float)));
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemcpyHtoD_v2(dy, y.data(), n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemAlloc_v2(&dx, n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemAlloc_v2(&dy, n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemcpyHtoD_v2(dx, x.data(), n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemcpyHtoD_v2(dy, y.data(), n * sizeof(float)));
     float a = 3.0f;
     int count = n;
     void* params[] = {&a, &dx, &dy, &count};
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(t.function(m, "saxpy"), 3, 1, 1, 128, 1, 1,
-                                                         0, nullptr, params, nullptr));
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemcpyDtoH_v2(y.data(), dy, n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(t.function(m, "saxpy"), 3, 1, 1, 128,
+                                                               1, 1, 0, nullptr, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemcpyDtoH_v2(y.data(), dy, n * sizeof(float)));
     for (int i = 0; i < n; ++i)
       REQUIRE(y[static_cast<std::size_t>(i)] == 3.0f * static_cast<float>(i) + 1.0f);
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemFree_v2(dx));
-    SWT_REQUIRE_SUCCESS(t.cu.cuMemFree_v2(dy));
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemFree_v2(dx));
+    SWCU_TEST_REQUIRE_SUCCESS(t.cu.cuMemFree_v2(dy));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   TEST_CASE("a failing SWCUDA_KERNELS plug-in makes cuInit fail and names it") {
@@ -55,6 +55,6 @@ TEST_SUITE("env") {
     CHECK(text.find(library) != std::string::npos);
     CHECK(text.find('\n') == text.size() - 1);  // one line, printed once
     int devices = 0;
-    SWT_CHECK_RESULT(cu.cuDeviceGetCount(&devices), CUDA_ERROR_NOT_INITIALIZED);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetCount(&devices), CUDA_ERROR_NOT_INITIALIZED);
   }
 }

@@ -43,11 +43,11 @@ struct PoolMemory {
 // Instantiates `g`, launches it in `s`, checks what synchronizing gives, and destroys both.
 void run_graph(CUgraph g, CUstream s, CUresult expected) {
   CUgraphExec exec = nullptr;
-  SWT_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&exec, g, 0));
-  SWT_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, s));
-  SWT_CHECK_RESULT(api().cuStreamSynchronize(s), expected);
-  SWT_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
-  SWT_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphInstantiate(&exec, g, 0));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(exec, s));
+  SWCU_TEST_CHECK_RESULT(api().cuStreamSynchronize(s), expected);
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(exec));
+  SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
 }
 
 }  // namespace
@@ -72,11 +72,12 @@ TEST_SUITE("env") {
       const CUstream s1 = create_stream();
       const CUmodule m1 = load(read_bytes(kernel_file("sw_kernels.ptx")));
       const CUfunction saxpy = function(m1, "saxpy");
-      SWT_REQUIRE_SUCCESS(mod().cuLaunchKernel(saxpy, 1, 1, 1, n, 1, 1, 0, s1, args, nullptr));
-      SWT_CHECK_RESULT(api().cuStreamSynchronize(s1), expected);
+      SWCU_TEST_REQUIRE_SUCCESS(
+          mod().cuLaunchKernel(saxpy, 1, 1, 1, n, 1, 1, 0, s1, args, nullptr));
+      SWCU_TEST_CHECK_RESULT(api().cuStreamSynchronize(s1), expected);
       if (expected == CUDA_SUCCESS) {  // a broken context runs nothing more
         CUgraph g = nullptr;
-        SWT_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
+        SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
         CUDA_MEMSET_NODE_PARAMS fill{};
         fill.dst = memory.data;
         fill.value = 0x40800000u;  // 4.0f
@@ -84,11 +85,11 @@ TEST_SUITE("env") {
         fill.width = n;
         fill.height = 1;
         CUgraphNode node = nullptr;
-        SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&node, g, nullptr, 0, &fill, peer));
+        SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemsetNode(&node, g, nullptr, 0, &fill, peer));
         run_graph(g, s1, expected);
       }
-      SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(peer));
-      SWT_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(peer));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
     };
 
     round(CUDA_ERROR_ILLEGAL_ADDRESS);  // no access: the kernel faults, nothing is written
@@ -103,10 +104,10 @@ TEST_SUITE("env") {
     round(CUDA_SUCCESS);  // saxpy gives 3.0, then the graph's memset 4.0
     CHECK(reinterpret_cast<const float*>(memory.data)[0] == 4.0f);
 
-    SWT_REQUIRE_SUCCESS(api().cuMemFreeAsync(memory.data, memory.owner_stream));
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(memory.owner_stream));
-    SWT_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(memory.owner_stream));
-    SWT_REQUIRE_SUCCESS(api().cuMemPoolDestroy(memory.pool));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFreeAsync(memory.data, memory.owner_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(memory.owner_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(memory.owner_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemPoolDestroy(memory.pool));
   }
 
   // A graph's memcpy node run by a device without access faults too; with access it copies.
@@ -117,9 +118,9 @@ TEST_SUITE("env") {
     const CUcontext peer = create_context(1);
     const CUstream s1 = create_stream();
     CUdeviceptr out = 0;
-    SWT_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&out, n * 4));  // device 1's own memory
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&out, n * 4));  // device 1's own memory
     CUgraph g = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
     CUDA_MEMCPY3D copy{};
     copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     copy.srcDevice = memory.data;
@@ -129,25 +130,25 @@ TEST_SUITE("env") {
     copy.Height = 1;
     copy.Depth = 1;
     CUgraphNode node = nullptr;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&node, g, nullptr, 0, &copy, peer));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&node, g, nullptr, 0, &copy, peer));
     run_graph(g, s1, CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(peer));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(peer));
 
     memory.let_in(1, CU_MEM_ACCESS_FLAGS_PROT_READ);  // reading is enough for the source
     const CUcontext again = create_context(1);
     const CUstream s2 = create_stream();
-    SWT_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&out, n * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&out, n * 4));
     copy.dstDevice = out;
-    SWT_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
-    SWT_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&node, g, nullptr, 0, &copy, again));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphCreate(&g, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddMemcpyNode(&node, g, nullptr, 0, &copy, again));
     run_graph(g, s2, CUDA_SUCCESS);
     CHECK(reinterpret_cast<const float*>(out)[n - 1] == 1.0f);
-    SWT_REQUIRE_SUCCESS(api().cuMemFree_v2(out));
-    SWT_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(again));
-    SWT_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
-    SWT_REQUIRE_SUCCESS(api().cuMemFreeAsync(memory.data, memory.owner_stream));
-    SWT_REQUIRE_SUCCESS(api().cuStreamSynchronize(memory.owner_stream));
-    SWT_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(memory.owner_stream));
-    SWT_REQUIRE_SUCCESS(api().cuMemPoolDestroy(memory.pool));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(out));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(again));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFreeAsync(memory.data, memory.owner_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(memory.owner_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(memory.owner_stream));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemPoolDestroy(memory.pool));
   }
 }

@@ -83,13 +83,13 @@ TEST_SUITE("memory pools") {
     CUmemoryPool pool = nullptr;
     CUmemPoolProps props = props_at(CU_MEM_LOCATION_TYPE_HOST, 77);  // the id is ignored
     props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props = props_at(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT);
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props = props_at(CU_MEM_LOCATION_TYPE_HOST_NUMA, 1);  // node 0 is the only one
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props = props_at(CU_MEM_LOCATION_TYPE_NONE);  // "no preferred location": managed only
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     CHECK(pool == nullptr);
     const CUmemoryPool numa = create_pool(props_at(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0));
     pool = create_pool(props_at(CU_MEM_LOCATION_TYPE_HOST, 77));
@@ -102,7 +102,7 @@ TEST_SUITE("memory pools") {
     const CUstream s = create_stream();
     const std::size_t free = free_memory();
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 1000, pool, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 1000, pool, s));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);  // stream-ordered memory
     CHECK(used(pool) == 1024);
     CHECK(free_memory() == free);  // host memory is not the device's
@@ -117,31 +117,31 @@ TEST_SUITE("memory pools") {
     CUmemAccessDesc desc{};
     desc.location = location(CU_MEM_LOCATION_TYPE_DEVICE);
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
     CHECK(attribute<unsigned>(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p) ==
           CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
     desc.location = location(CU_MEM_LOCATION_TYPE_HOST);
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;  // the host keeps its access
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAccess(pool, &desc, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAccess(pool, &desc, 1), CUDA_ERROR_INVALID_VALUE);
 
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 0x5a, 1000, s));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 0x5a, 1000, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(reinterpret_cast<const unsigned char*>(p)[999] == 0x5a);  // the host reads it
-    SWT_CHECK_RESULT(cu.cuMemFreeHost(reinterpret_cast<void*>(p)), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemFreeHost(reinterpret_cast<void*>(p)), CUDA_ERROR_INVALID_VALUE);
     unsigned flags = 0;
-    SWT_CHECK_RESULT(cu.cuMemHostGetFlags(&flags, reinterpret_cast<void*>(p)),
-                     CUDA_ERROR_INVALID_VALUE);  // not cuMemHostAlloc memory
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, numa, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemHostGetFlags(&flags, reinterpret_cast<void*>(p)),
+                           CUDA_ERROR_INVALID_VALUE);  // not cuMemHostAlloc memory
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, numa, s));
     CHECK(attribute<unsigned>(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) == CU_MEMORYTYPE_HOST);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));  // stream-ordered memory may be freed at once
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));  // stream-ordered memory may be freed at once
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
     CHECK(used(pool) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(numa));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(numa));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   // CUDA 13: pools of CU_MEM_ALLOCATION_TYPE_MANAGED, at a device, the host, or no preferred
@@ -150,9 +150,9 @@ TEST_SUITE("memory pools") {
     CUmemoryPool pool = nullptr;
     CUmemPoolProps props = props_at(CU_MEM_LOCATION_TYPE_NONE, 0, CU_MEM_ALLOCATION_TYPE_MANAGED);
     props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // managed memory has no IPC
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props.allocType = swcu::test::invalid_enum<CUmemAllocationType>(3);
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     const CUmemoryPool on_device =
         create_pool(props_at(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ALLOCATION_TYPE_MANAGED));
     const CUmemoryPool on_host =
@@ -168,26 +168,26 @@ TEST_SUITE("memory pools") {
     const std::size_t free = free_memory();
     for (const CUmemoryPool from : {pool, on_device, on_host}) {
       CUdeviceptr p = 0;
-      SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 4096, from, s));
-      SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 4096, from, s));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
       CHECK(attribute<int>(CU_POINTER_ATTRIBUTE_IS_MANAGED, p) == 1);
       CHECK(attribute<CUmemoryPool>(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p) == from);
       CHECK(free_memory() == free);  // managed memory is not charged, as cuMemAllocManaged's
       std::memset(reinterpret_cast<void*>(p), 7, 4096);  // the host touches it directly
       unsigned word = 0;
-      SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&word, p + 40, sizeof word));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&word, p + 40, sizeof word));
       CHECK(word == 0x07070707u);
-      SWT_REQUIRE_SUCCESS(cu.cuMemAdvise_v2(p, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY,
-                                            location(CU_MEM_LOCATION_TYPE_DEVICE)));
-      SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAdvise_v2(p, 4096, CU_MEM_ADVISE_SET_READ_MOSTLY,
+                                                  location(CU_MEM_LOCATION_TYPE_DEVICE)));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
     }
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
     for (const CUmemoryPool p : {pool, on_device, on_host}) {
-      SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(p));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(p));
     }
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   // cuMemGetDefaultMemPool / cuMemGetMemPool / cuMemSetMemPool (cuda.h): "The memory location
@@ -217,55 +217,56 @@ TEST_SUITE("memory pools") {
       CAPTURE(c.alloc);
       CUmemLocation loc = location(c.type);
       CUmemoryPool fallback = nullptr, again = nullptr, current = nullptr;
-      SWT_REQUIRE_SUCCESS(cu.cuMemGetDefaultMemPool(&fallback, &loc, c.alloc));
-      SWT_REQUIRE_SUCCESS(cu.cuMemGetDefaultMemPool(&again, &loc, c.alloc));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetDefaultMemPool(&fallback, &loc, c.alloc));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetDefaultMemPool(&again, &loc, c.alloc));
       CHECK(fallback != nullptr);
       CHECK(again == fallback);
-      SWT_REQUIRE_SUCCESS(cu.cuMemGetMemPool(&current, &loc, c.alloc));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetMemPool(&current, &loc, c.alloc));
       CHECK(current == fallback);
       for (const CUmemoryPool other : defaults) CHECK(other != fallback);
       defaults.push_back(fallback);
-      SWT_CHECK_RESULT(cu.cuMemPoolDestroy(fallback), CUDA_ERROR_INVALID_VALUE);
+      SWCU_TEST_CHECK_RESULT(cu.cuMemPoolDestroy(fallback), CUDA_ERROR_INVALID_VALUE);
 
       const CUmemoryPool pool = create_pool(props_at(c.type, 0, c.alloc));
-      SWT_REQUIRE_SUCCESS(cu.cuMemSetMemPool(&loc, c.alloc, pool));
-      SWT_REQUIRE_SUCCESS(cu.cuMemGetMemPool(&current, &loc, c.alloc));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemSetMemPool(&loc, c.alloc, pool));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetMemPool(&current, &loc, c.alloc));
       CHECK(current == pool);
       const CUmemAllocationType other_type = c.alloc == CU_MEM_ALLOCATION_TYPE_PINNED
                                                  ? CU_MEM_ALLOCATION_TYPE_MANAGED
                                                  : CU_MEM_ALLOCATION_TYPE_PINNED;
       if (c.type != CU_MEM_LOCATION_TYPE_NONE) {  // the pool's type must match
-        SWT_CHECK_RESULT(cu.cuMemSetMemPool(&loc, other_type, pool), CUDA_ERROR_INVALID_VALUE);
+        SWCU_TEST_CHECK_RESULT(cu.cuMemSetMemPool(&loc, other_type, pool),
+                               CUDA_ERROR_INVALID_VALUE);
       }
-      SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));  // the default is current again
-      SWT_REQUIRE_SUCCESS(cu.cuMemGetMemPool(&current, &loc, c.alloc));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));  // the default is current again
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetMemPool(&current, &loc, c.alloc));
       CHECK(current == fallback);
     }
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == 0);  // default pools are not the program's
 
     CUmemoryPool out = nullptr;
     CUmemLocation loc = location(CU_MEM_LOCATION_TYPE_NONE);
-    SWT_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+                           CUDA_ERROR_INVALID_VALUE);
     loc = location(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT);
-    SWT_CHECK_RESULT(cu.cuMemGetMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemGetMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+                           CUDA_ERROR_INVALID_VALUE);
     loc = location(CU_MEM_LOCATION_TYPE_DEVICE, 5);
-    SWT_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
-                     CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+                           CUDA_ERROR_INVALID_DEVICE);
     loc = location(CU_MEM_LOCATION_TYPE_HOST);
-    SWT_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_INVALID),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, nullptr, CU_MEM_ALLOCATION_TYPE_PINNED),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, &loc, CU_MEM_ALLOCATION_TYPE_INVALID),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemGetDefaultMemPool(&out, nullptr, CU_MEM_ALLOCATION_TYPE_PINNED),
+                           CUDA_ERROR_INVALID_VALUE);
     CHECK(out == nullptr);
     // A host pool is no device's: cuDeviceSetMemPool and a device location refuse it.
     const CUmemoryPool host = create_pool(props_at(CU_MEM_LOCATION_TYPE_HOST));
-    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(0, host), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetMemPool(0, host), CUDA_ERROR_INVALID_VALUE);
     loc = location(CU_MEM_LOCATION_TYPE_DEVICE);
-    SWT_CHECK_RESULT(cu.cuMemSetMemPool(&loc, CU_MEM_ALLOCATION_TYPE_PINNED, host),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(host));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemSetMemPool(&loc, CU_MEM_ALLOCATION_TYPE_PINNED, host),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(host));
   }
 
   // Every CU_POINTER_ATTRIBUTE_* of cuda.h 13.0, for each kind of memory.
@@ -273,14 +274,14 @@ TEST_SUITE("memory pools") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     CUdeviceptr d = 0, p = 0, m = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 100));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 100, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocManaged(&m, 100, CU_MEM_ATTACH_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 100));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 100, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocManaged(&m, 100, CU_MEM_ATTACH_GLOBAL));
     void* pinned = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 100, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&pinned, 100, 0));
     const auto h = reinterpret_cast<CUdeviceptr>(pinned);
     std::vector<unsigned char> page(8192);
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         cu.cuMemHostRegister_v2(page.data(), page.size(), CU_MEMHOSTREGISTER_READ_ONLY));
     const auto r = reinterpret_cast<CUdeviceptr>(page.data());
 
@@ -312,10 +313,10 @@ TEST_SUITE("memory pools") {
     // P2P_TOKENS: "ptr must be a pointer to memory obtained from cuMemAlloc()"; the nv-p2p.h
     // interface it serves does not exist here.
     CUDA_POINTER_ATTRIBUTE_P2P_TOKENS tokens{};
-    SWT_CHECK_RESULT(cu.cuPointerGetAttribute(&tokens, CU_POINTER_ATTRIBUTE_P2P_TOKENS, d),
-                     CUDA_ERROR_NOT_SUPPORTED);
-    SWT_CHECK_RESULT(cu.cuPointerGetAttribute(&tokens, CU_POINTER_ATTRIBUTE_P2P_TOKENS, h),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuPointerGetAttribute(&tokens, CU_POINTER_ATTRIBUTE_P2P_TOKENS, d),
+                           CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(cu.cuPointerGetAttribute(&tokens, CU_POINTER_ATTRIBUTE_P2P_TOKENS, h),
+                           CUDA_ERROR_INVALID_VALUE);
 
     // cuPointerGetAttributes: "will not return an error when the ptr encountered is not a valid
     // CUDA pointer. Instead, the attributes are assigned default NULL values".
@@ -334,14 +335,14 @@ TEST_SUITE("memory pools") {
     unsigned long long block = 9;
     CUmemoryPool owner = reinterpret_cast<CUmemoryPool>(&on_stack);
     void* values[] = {&rdma, &access, &size, &base, &block, &owner};
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttributes(6, all, values, unknown));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttributes(6, all, values, unknown));
     CHECK(rdma == 0);
     CHECK(access == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE);
     CHECK(size == 0);
     CHECK(base == nullptr);
     CHECK(block == 0);
     CHECK(owner == nullptr);
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttributes(6, all, values, p + 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttributes(6, all, values, p + 1));
     CHECK(access == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
     CHECK(size == 100);
     CHECK(base == reinterpret_cast<void*>(p));
@@ -350,21 +351,21 @@ TEST_SUITE("memory pools") {
 
     // ACCESS_FLAGS is the current context's device's: no context is an error alone.
     CUcontext popped = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
-    SWT_CHECK_RESULT(cu.cuPointerGetAttribute(&access, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, d),
-                     CUDA_ERROR_INVALID_CONTEXT);
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttributes(6, all, values, d));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_CHECK_RESULT(cu.cuPointerGetAttribute(&access, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, d),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttributes(6, all, values, d));
     CHECK(access == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE);
     CHECK(size == 100);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(popped));
 
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostUnregister(page.data()));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(m));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostUnregister(page.data()));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(m));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   // Fault injection: an operation that never ran did nothing. A stream-ordered allocation whose
@@ -375,41 +376,41 @@ TEST_SUITE("memory pools") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "stream-ordered operations that never ran leave nothing to leak") {
     CUmemoryPool fallback = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&fallback, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&fallback, 0));
     CUcontext ctx = create_context();
     CUstream s = create_stream();
     REQUIRE(ctl.add_fault_rule("cuMemAllocAsync:1:CUDA_ERROR_LAUNCH_FAILED:async:sticky") == 0);
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, s));
     CHECK(p != 0);
     static_cast<void>(cu.cuMemFreeAsync(p, s));  // immediate: refused, the context is broken
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
     CHECK(used(fallback) == 0);
-    SWT_CHECK_RESULT(cu.cuMemFree_v2(p), CUDA_ERROR_INVALID_VALUE);  // nothing is there
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemFree_v2(p), CUDA_ERROR_INVALID_VALUE);  // nothing is there
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
 
     // A free whose operation fails leaves the allocation live and freeable.
     ctx = create_context();
     s = create_stream();
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, s));
     REQUIRE(ctl.add_fault_rule("cuMemFreeAsync:1:CUDA_ERROR_LAUNCH_FAILED:async") == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));  // again, without a fault
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));  // again, without a fault
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
 
     // A sticky one: the context is broken, the memory survives it and cuMemFree frees it.
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, s));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     REQUIRE(ctl.add_fault_rule("cuMemFreeAsync:1:CUDA_ERROR_LAUNCH_FAILED:async:sticky") == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
     CHECK(used(fallback) == 0);
   }
@@ -427,49 +428,49 @@ TEST_SUITE("env") {
     const CUstream s0 = create_stream();
     CUmemoryPool pool = nullptr;
     const CUmemPoolProps props = props_at(CU_MEM_LOCATION_TYPE_DEVICE, 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&pool, &props));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolCreate(&pool, &props));
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, pool, s0));
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 3, 64, s0));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 64, pool, s0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 3, 64, s0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s0));
 
     CUcontext peer = create_context(1);
     CUstream s1 = create_stream();
     CHECK(attribute<unsigned>(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p) ==
           CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE);
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 9, 64, s1));  // the call is fine
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s1), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 9, 64, s1));  // the call is fine
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s1), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
 
     CUmemAccessDesc desc{};
     desc.location = location(CU_MEM_LOCATION_TYPE_DEVICE, 1);
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
     peer = create_context(1);
     s1 = create_stream();
     CHECK(attribute<unsigned>(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p) ==
           CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ);
     unsigned char host[64] = {};
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(host, p, 64, s1));  // reading is allowed
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoHAsync_v2(host, p, 64, s1));  // reading is allowed
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s1));
     CHECK(host[63] == 3);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(p, host, 64, s1));  // writing is not
-    SWT_CHECK_RESULT(cu.cuStreamSynchronize(s1), CUDA_ERROR_ILLEGAL_ADDRESS);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoDAsync_v2(p, host, 64, s1));  // writing is not
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamSynchronize(s1), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
 
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
     peer = create_context(1);
     s1 = create_stream();
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 9, 64, s1));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 9, 64, s1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s1));
     CHECK(reinterpret_cast<const unsigned char*>(p)[0] == 9);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(peer));
 
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s0));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s0));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s0));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(owner));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(owner));
   }
 }

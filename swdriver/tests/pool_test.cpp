@@ -46,37 +46,37 @@ std::size_t free_memory() {
 TEST_SUITE("memory pools") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "pool properties are validated") {
     CUmemoryPool pool = nullptr;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, nullptr), CUDA_ERROR_INVALID_VALUE);
     CUmemPoolProps props = device_props();
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(nullptr, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(nullptr, &props), CUDA_ERROR_INVALID_VALUE);
     props.allocType = CU_MEM_ALLOCATION_TYPE_INVALID;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props = device_props(1);  // one device
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props = device_props();
     props.location.type = CU_MEM_LOCATION_TYPE_INVALID;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;  // documented as invalid
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props = device_props();
     props.handleTypes = CU_MEM_HANDLE_TYPE_WIN32;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props.handleTypes = swcu::test::invalid_enum<CUmemAllocationHandleType>(0x40);
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     props.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_NOT_SUPPORTED);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_NOT_SUPPORTED);
     props = device_props();
     props.reserved[3] = 1;
-    SWT_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
     CHECK(pool == nullptr);
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == 0);
     props = device_props();
     props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     pool = create_pool(props);
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == 1);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == 0);
-    SWT_CHECK_RESULT(cu.cuMemPoolDestroy(pool), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolDestroy(pool), CUDA_ERROR_INVALID_VALUE);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -87,69 +87,71 @@ TEST_SUITE("memory pools") {
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 0);
     const std::size_t free = free_memory();
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 1000, pool, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 1000, pool, s));
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 1024);
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 1024);
     CHECK(free_memory() == free - 1024);  // reserved memory is the device's
     CUmemoryPool owner = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
     CHECK(owner == pool);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 0);         // immediate mode: freed
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 1024);  // until a synchronize
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 0);
     CHECK(free_memory() == free);
 
     // Above a threshold, reserved memory stays for reuse; trimming releases it.
     set_attribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 1 << 20);
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 4096, pool, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 4096, pool, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4096);
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 2048, pool, s));  // reuses it
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 2048, pool, s));  // reuses it
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 4096);
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 4096);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolTrimTo(pool, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolTrimTo(pool, 0));
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 2048);  // what is used stays
     set_attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0);  // reset to the current value
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 2048);
     set_attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0);
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == 2048);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolTrimTo(pool, 100000));  // keeps up to that much
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolTrimTo(pool, 100000));  // keeps up to that much
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 2048);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolTrimTo(pool, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolTrimTo(pool, 0));
     CHECK(attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 0);
 
     // Attribute rules.
     cuuint64_t value = 5;
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &value),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, nullptr),
-                     CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &value),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, nullptr),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
         cu.cuMemPoolGetAttribute(pool, swcu::test::invalid_enum<CUmemPool_attribute>(99), &value),
         CUDA_ERROR_INVALID_VALUE);
     int reuse = 7;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse));
     CHECK(reuse == 1);
     reuse = 0;
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         cu.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse));
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         cu.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse));
     CHECK(reuse == 0);
-    SWT_CHECK_RESULT(cu.cuMemPoolTrimTo(reinterpret_cast<CUmemoryPool>(s), 0),
-                     CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolTrimTo(reinterpret_cast<CUmemoryPool>(s), 0),
+                           CUDA_ERROR_INVALID_VALUE);
 
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a pool's maximum size limits its allocations") {
@@ -159,72 +161,77 @@ TEST_SUITE("memory pools") {
     props.maxSize = 4096;
     const CUmemoryPool pool = create_pool(props);
     CUdeviceptr a = 0, b = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&a, 4000, pool, s));
-    SWT_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&b, 1, pool, s), CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&a, 4000, pool, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&b, 1, pool, s), CUDA_ERROR_OUT_OF_MEMORY);
     CHECK(b == 0);
-    SWT_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&b, 0, pool, s), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&b, 8, nullptr, s), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(a, s));
-    SWT_CHECK_RESULT(cu.cuMemFreeAsync(a, s), CUDA_ERROR_INVALID_VALUE);  // already freed
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&b, 4096, pool, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(b, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&b, 0, pool, s), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocFromPoolAsync(&b, 8, nullptr, s), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(a, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemFreeAsync(a, s), CUDA_ERROR_INVALID_VALUE);  // already freed
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&b, 4096, pool, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(b, s));
     const CUdeviceptr plain = [&] {
       CUdeviceptr p = 0;
       REQUIRE(cu.cuMemAlloc_v2(&p, 16) == CUDA_SUCCESS);
       return p;
     }();
-    SWT_CHECK_RESULT(cu.cuMemFreeAsync(plain, s), CUDA_ERROR_INVALID_VALUE);  // not stream-ordered
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(plain));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemFreeAsync(plain, s),
+                           CUDA_ERROR_INVALID_VALUE);  // not stream-ordered
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(plain));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "default and current pools of a device") {
     CUmemoryPool default_pool = nullptr, current = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&default_pool, 0));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetDefaultMemPool(&default_pool, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
     CHECK(default_pool != nullptr);
     CHECK(current == default_pool);
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == 0);  // not a handle the program owns
     CUmemLocation location{};
     location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     CUmemoryPool same = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemGetDefaultMemPool(&same, &location, CU_MEM_ALLOCATION_TYPE_PINNED));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuMemGetDefaultMemPool(&same, &location, CU_MEM_ALLOCATION_TYPE_PINNED));
     CHECK(same == default_pool);
     location.type = CU_MEM_LOCATION_TYPE_HOST;  // the host's pool (pool_location_test.cpp)
-    SWT_REQUIRE_SUCCESS(cu.cuMemGetDefaultMemPool(&same, &location, CU_MEM_ALLOCATION_TYPE_PINNED));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuMemGetDefaultMemPool(&same, &location, CU_MEM_ALLOCATION_TYPE_PINNED));
     CHECK(same != default_pool);
-    SWT_CHECK_RESULT(cu.cuDeviceGetDefaultMemPool(&same, 1), CUDA_ERROR_INVALID_DEVICE);
-    SWT_CHECK_RESULT(cu.cuDeviceGetDefaultMemPool(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemPoolDestroy(default_pool), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetDefaultMemPool(&same, 1), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetDefaultMemPool(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolDestroy(default_pool), CUDA_ERROR_INVALID_VALUE);
 
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
     const CUmemoryPool pool = create_pool();
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceSetMemPool(0, pool));
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceSetMemPool(0, pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
     CHECK(current == pool);
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, s));  // from the current pool
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, s));  // from the current pool
     CUmemoryPool owner = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
     CHECK(owner == pool);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));  // the default pool is current again
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));  // the default pool is current again
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetMemPool(&current, 0));
     CHECK(current == default_pool);
-    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(0, pool), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuDeviceSetMemPool(1, default_pool), CUDA_ERROR_INVALID_DEVICE);
-    SWT_REQUIRE_SUCCESS(cu.cuDeviceSetMemPool(0, default_pool));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, nullptr));  // the legacy stream
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetMemPool(0, pool), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuDeviceSetMemPool(1, default_pool), CUDA_ERROR_INVALID_DEVICE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceSetMemPool(0, default_pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 64, nullptr));  // the legacy stream
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p));
     CHECK(owner == default_pool);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -233,22 +240,23 @@ TEST_SUITE("memory pools") {
     CUmemAccess_flags flags{};
     CUmemLocation location{};
     location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, pool, &location));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, pool, &location));
     CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     CUmemAccessDesc desc{};
     desc.location = location;
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAccess(pool, &desc, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAccess(pool, &desc, 1), CUDA_ERROR_INVALID_VALUE);
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolSetAccess(pool, &desc, 1));
     desc.location.id = 4;
-    SWT_CHECK_RESULT(cu.cuMemPoolSetAccess(pool, &desc, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolSetAccess(pool, &desc, 1), CUDA_ERROR_INVALID_VALUE);
     location.id = 4;
-    SWT_CHECK_RESULT(cu.cuMemPoolGetAccess(&flags, pool, &location), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemPoolGetAccess(&flags, pool, &location),
+                           CUDA_ERROR_INVALID_VALUE);
     location.type = CU_MEM_LOCATION_TYPE_HOST;
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, pool, &location));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, pool, &location));
     CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
@@ -258,48 +266,49 @@ TEST_SUITE("memory pools") {
     const std::size_t free = free_memory();
     const CUmemoryPool pool = create_pool();
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 512, pool, s));
-    SWT_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, 512, pool, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(pool));
     CHECK(ctl.live_handles(SWCU_MEMORY_POOL) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 1, 512, s));  // still usable
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8Async(p, 1, 512, s));  // still usable
     CHECK(free_memory() == free - 512);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
     CHECK(free_memory() == free);
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "stream-ordered allocations do not belong to a context") {
     const CUcontext ctx = create_context();
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync(&p, 256, nullptr));
     CUcontext owner = ctx;
-    SWT_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, p));
     CHECK(owner == nullptr);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // cuCtxDestroy does not free it
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));  // cuCtxDestroy does not free it
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 1);
     const CUcontext next = create_context();
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));  // no synchronization for stream-ordered memory
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));  // no synchronization for stream-ordered memory
     CHECK(ctl.live_handles(SWCU_DEVICE_ALLOCATION) == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(next));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(next));
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "stream-ordered allocation validates its arguments") {
     CUdeviceptr p = 0;
-    SWT_CHECK_RESULT(cu.cuMemAllocAsync(&p, 64, nullptr), CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocAsync(&p, 64, nullptr), CUDA_ERROR_INVALID_CONTEXT);
     const CUcontext ctx = create_context();
-    SWT_CHECK_RESULT(cu.cuMemAllocAsync(&p, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemAllocAsync(nullptr, 8, nullptr), CUDA_ERROR_INVALID_VALUE);
-    SWT_CHECK_RESULT(cu.cuMemAllocAsync(&p, 8, reinterpret_cast<CUstream>(ctx)),
-                     CUDA_ERROR_INVALID_HANDLE);
-    SWT_CHECK_RESULT(cu.cuMemAllocAsync(&p, size_t{1} << 50, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
-    SWT_CHECK_RESULT(cu.cuMemFreeAsync(12345, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocAsync(&p, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocAsync(nullptr, 8, nullptr), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocAsync(&p, 8, reinterpret_cast<CUstream>(ctx)),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAllocAsync(&p, size_t{1} << 50, nullptr),
+                           CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemFreeAsync(12345, nullptr), CUDA_ERROR_INVALID_VALUE);
     CHECK(p == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocAsync_ptsz(&p, 8, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, CU_STREAM_PER_THREAD));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-    SWT_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocAsync_ptsz(&p, 8, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, CU_STREAM_PER_THREAD));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 }

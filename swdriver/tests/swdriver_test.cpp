@@ -62,15 +62,15 @@ const swcu_control& control() {
 const Api& api() {
   static const Api functions = [] {
     Api a;
-#define SWT_API(member, base, version) \
+#define SWCU_TEST_API(member, base, version) \
   a.member = reinterpret_cast<PFN_##base##_v##version>(lookup(#base, version));
 #include "api_functions.inc"
-#undef SWT_API
-#define SWT_API_PT(member, base, version, suffix)                  \
+#undef SWCU_TEST_API
+#define SWCU_TEST_API_PT(member, base, version, suffix)            \
   a.member = reinterpret_cast<PFN_##base##_v##version##_##suffix>( \
       lookup(#base, version, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM));
 #include "api_functions_ptsz.inc"
-#undef SWT_API_PT
+#undef SWCU_TEST_API_PT
     return a;
   }();
   return functions;

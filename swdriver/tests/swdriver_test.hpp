@@ -38,13 +38,13 @@ template <class F>
 
 /// The functions the tests call, each at the version that gives the named export.
 struct Api {
-#define SWT_API(member, base, version) PFN_##base##_v##version member = nullptr;
+#define SWCU_TEST_API(member, base, version) PFN_##base##_v##version member = nullptr;
 #include "api_functions.inc"
-#undef SWT_API
-#define SWT_API_PT(member, base, version, suffix) \
+#undef SWCU_TEST_API
+#define SWCU_TEST_API_PT(member, base, version, suffix) \
   PFN_##base##_v##version##_##suffix member = nullptr;
 #include "api_functions_ptsz.inc"
-#undef SWT_API_PT
+#undef SWCU_TEST_API_PT
 };
 
 /// The resolved functions (resolved once); a member is NULL where the configured driver version
@@ -104,7 +104,7 @@ struct StdoutCapture : FdCapture {
 }  // namespace swcu::test
 
 /// CHECK that a driver call returns `expected`, naming both codes on failure.
-#define SWT_CHECK_RESULT(call, expected) \
+#define SWCU_TEST_CHECK_RESULT(call, expected) \
   CHECK_EQ(::swcu::test::error_name(call), ::swcu::test::error_name(expected))
-#define SWT_REQUIRE_SUCCESS(call) \
+#define SWCU_TEST_REQUIRE_SUCCESS(call) \
   REQUIRE_EQ(::swcu::test::error_name(call), ::swcu::test::error_name(CUDA_SUCCESS))

@@ -29,7 +29,8 @@ F load(const char* name) {
   return reinterpret_cast<F>(f);
 }
 
-#define SWT_FN(name, export_name) const auto name = load<decltype(&::export_name)>(#export_name)
+#define SWCU_TEST_FN(name, export_name) \
+  const auto name = load<decltype(&::export_name)>(#export_name)
 
 void expect(CUresult got, const char* what, int line) {
   if (got == CUDA_SUCCESS) return;
@@ -43,55 +44,55 @@ void check(bool ok, const char* what, int line) {
   std::fprintf(stderr, "vmm_helper:%d: check failed: %s\n", line, what);
 }
 
-#define SWT_EXPECT_SUCCESS(call) expect((call), #call, __LINE__)
-#define SWT_CHECK(condition) check((condition), #condition, __LINE__)
+#define SWCU_TEST_EXPECT_SUCCESS(call) expect((call), #call, __LINE__)
+#define SWCU_TEST_CHECK(condition) check((condition), #condition, __LINE__)
 
 int run(int fd, std::size_t count) {
-  SWT_FN(primary_retain, cuDevicePrimaryCtxRetain);
-  SWT_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
-  SWT_FN(set_current, cuCtxSetCurrent);
-  SWT_FN(import, cuMemImportFromShareableHandle);
-  SWT_FN(properties, cuMemGetAllocationPropertiesFromHandle);
-  SWT_FN(reserve, cuMemAddressReserve);
-  SWT_FN(address_free, cuMemAddressFree);
-  SWT_FN(map, cuMemMap);
-  SWT_FN(unmap, cuMemUnmap);
-  SWT_FN(set_access, cuMemSetAccess);
-  SWT_FN(release, cuMemRelease);
-  SWT_FN(to_host, cuMemcpyDtoH_v2);
-  SWT_FN(to_device, cuMemcpyHtoD_v2);
+  SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWCU_TEST_FN(set_current, cuCtxSetCurrent);
+  SWCU_TEST_FN(import, cuMemImportFromShareableHandle);
+  SWCU_TEST_FN(properties, cuMemGetAllocationPropertiesFromHandle);
+  SWCU_TEST_FN(reserve, cuMemAddressReserve);
+  SWCU_TEST_FN(address_free, cuMemAddressFree);
+  SWCU_TEST_FN(map, cuMemMap);
+  SWCU_TEST_FN(unmap, cuMemUnmap);
+  SWCU_TEST_FN(set_access, cuMemSetAccess);
+  SWCU_TEST_FN(release, cuMemRelease);
+  SWCU_TEST_FN(to_host, cuMemcpyDtoH_v2);
+  SWCU_TEST_FN(to_device, cuMemcpyHtoD_v2);
 
   CUcontext ctx = nullptr;
-  SWT_EXPECT_SUCCESS(primary_retain(&ctx, 0));
-  SWT_EXPECT_SUCCESS(set_current(ctx));
+  SWCU_TEST_EXPECT_SUCCESS(primary_retain(&ctx, 0));
+  SWCU_TEST_EXPECT_SUCCESS(set_current(ctx));
   CUmemGenericAllocationHandle h = 0;
-  SWT_EXPECT_SUCCESS(import(&h, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
-                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  SWCU_TEST_EXPECT_SUCCESS(import(&h, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
+                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
   if (g_failures != 0) return 1;
   CUmemAllocationProp prop{};
-  SWT_EXPECT_SUCCESS(properties(&prop, h));
-  SWT_CHECK(prop.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  SWCU_TEST_EXPECT_SUCCESS(properties(&prop, h));
+  SWCU_TEST_CHECK(prop.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   const std::size_t size = std::size_t{2} << 20;
   CUdeviceptr p = 0;
-  SWT_EXPECT_SUCCESS(reserve(&p, size, 0, 0, 0));
-  SWT_EXPECT_SUCCESS(map(p, size, 0, h, 0));
+  SWCU_TEST_EXPECT_SUCCESS(reserve(&p, size, 0, 0, 0));
+  SWCU_TEST_EXPECT_SUCCESS(map(p, size, 0, h, 0));
   CUmemAccessDesc rw{};
   rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   rw.location.id = 0;
   rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  SWT_EXPECT_SUCCESS(set_access(p, size, &rw, 1));
+  SWCU_TEST_EXPECT_SUCCESS(set_access(p, size, &rw, 1));
   std::vector<std::uint32_t> values(count);
-  SWT_EXPECT_SUCCESS(to_host(values.data(), p, count * 4));
+  SWCU_TEST_EXPECT_SUCCESS(to_host(values.data(), p, count * 4));
   for (std::size_t i = 0; i < count; ++i) {
-    SWT_CHECK(values[i] == 5 + i);
+    SWCU_TEST_CHECK(values[i] == 5 + i);
     ++values[i];
   }
-  SWT_EXPECT_SUCCESS(to_device(p, values.data(), count * 4));
-  SWT_EXPECT_SUCCESS(unmap(p, size));
-  SWT_EXPECT_SUCCESS(address_free(p, size));
-  SWT_EXPECT_SUCCESS(release(h));
-  SWT_EXPECT_SUCCESS(set_current(nullptr));
-  SWT_EXPECT_SUCCESS(primary_release(0));
+  SWCU_TEST_EXPECT_SUCCESS(to_device(p, values.data(), count * 4));
+  SWCU_TEST_EXPECT_SUCCESS(unmap(p, size));
+  SWCU_TEST_EXPECT_SUCCESS(address_free(p, size));
+  SWCU_TEST_EXPECT_SUCCESS(release(h));
+  SWCU_TEST_EXPECT_SUCCESS(set_current(nullptr));
+  SWCU_TEST_EXPECT_SUCCESS(primary_release(0));
   return 0;
 }
 
@@ -107,8 +108,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: vmm_helper <fd> <count>\n");
     return 2;
   }
-  SWT_FN(init, cuInit);
-  SWT_FN(export_table, cuGetExportTable);
+  SWCU_TEST_FN(init, cuInit);
+  SWCU_TEST_FN(export_table, cuGetExportTable);
   if (init(0) != CUDA_SUCCESS) return 2;
   const void* table = nullptr;
   if (export_table(&table, &SWCU_CONTROL_TABLE_ID) != CUDA_SUCCESS) return 2;

@@ -60,31 +60,31 @@ TEST_CASE_FIXTURE(KernelTest, "vmm: a kernel writes through mappings, across the
   map_rw(p, kTwoMiB, h1);
   map_rw(p + kTwoMiB, kTwoMiB, h2);
   const CUdeviceptr seam = p + kTwoMiB - 128;  // 32 values in each mapping
-  SWT_REQUIRE_SUCCESS(fill(seam, 64));
+  SWCU_TEST_REQUIRE_SUCCESS(fill(seam, 64));
   CHECK(get(seam, 64) == iota(64));
   // The second allocation holds the upper half, wherever it is mapped.
   const CUdeviceptr q = reserve(kTwoMiB);
   map_rw(q, kTwoMiB, h2);
   CHECK(get(q, 32) == iota(32, 32));
   for (const auto& [ptr, size] : {std::pair{p, 2 * kTwoMiB}, std::pair{q, kTwoMiB}}) {
-    SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(ptr, size));
-    SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(ptr, size));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemUnmap(ptr, size));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressFree(ptr, size));
   }
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h1));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h2));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h1));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h2));
 }
 
 TEST_CASE_FIXTURE(KernelTest, "vmm: a kernel faults on a mapping without access, as on a GPU") {
   const CUmemGenericAllocationHandle h = create(kTwoMiB);
   const CUdeviceptr p = reserve(2 * kTwoMiB);
-  SWT_REQUIRE_SUCCESS(cu.cuMemMap(p, kTwoMiB, 0, h, 0));  // no cuMemSetAccess
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemMap(p, kTwoMiB, 0, h, 0));  // no cuMemSetAccess
   // An illegal address is sticky: the context is broken from then on.
-  SWT_CHECK_RESULT(fill(p, 32), CUDA_ERROR_ILLEGAL_ADDRESS);
+  SWCU_TEST_CHECK_RESULT(fill(p, 32), CUDA_ERROR_ILLEGAL_ADDRESS);
   CHECK(err.find("illegal address") != std::string::npos);
-  SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
-  SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, 2 * kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h));
+  SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, 2 * kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h));
 }
 
 TEST_CASE_FIXTURE(KernelTest, "vmm: a kernel faults on the unmapped part of a reservation") {
@@ -92,11 +92,11 @@ TEST_CASE_FIXTURE(KernelTest, "vmm: a kernel faults on the unmapped part of a re
   const CUdeviceptr p = reserve(2 * kTwoMiB);
   map_rw(p, kTwoMiB, h);
   // The last 16 threads store past the mapping, into the reservation's unmapped half.
-  SWT_CHECK_RESULT(fill(p + kTwoMiB - 64, 32), CUDA_ERROR_ILLEGAL_ADDRESS);
+  SWCU_TEST_CHECK_RESULT(fill(p + kTwoMiB - 64, 32), CUDA_ERROR_ILLEGAL_ADDRESS);
   CHECK(err.find("illegal address") != std::string::npos);
-  SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, 2 * kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, 2 * kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h));
 }
 
 TEST_CASE_FIXTURE(VmmTest,
@@ -106,17 +106,17 @@ TEST_CASE_FIXTURE(VmmTest,
   map_rw(a, kTwoMiB, h);
   put(a, iota(32, 900));
   int fd = -1;
-  SWT_REQUIRE_SUCCESS(
+  SWCU_TEST_REQUIRE_SUCCESS(
       cu.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
   REQUIRE(fd >= 0);
   CUmemGenericAllocationHandle imported = 0;
-  SWT_REQUIRE_SUCCESS(cu.cuMemImportFromShareableHandle(
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemImportFromShareableHandle(
       &imported, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
   CHECK(close(fd) == 0);  // the caller's descriptor; the import keeps its own
   CHECK(ctl.live_handles(SWCU_VMM_ALLOCATION) == 2);
   CUmemAllocationProp prop{};
-  SWT_REQUIRE_SUCCESS(cu.cuMemGetAllocationPropertiesFromHandle(&prop, imported));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetAllocationPropertiesFromHandle(&prop, imported));
   CHECK(prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE);
   CHECK(prop.location.id == 0);
   CHECK(prop.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
@@ -129,13 +129,13 @@ TEST_CASE_FIXTURE(VmmTest,
   put(b + 4096, {77});
   CHECK(get(a + 4096, 1) == std::vector<std::uint32_t>{77});
   // The exporter's handle may go first: the memory lives while the import holds it.
-  SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(a, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemUnmap(a, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h));
   CHECK(get(b, 2) == iota(2, 900));
-  SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(b, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(imported));
-  SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(a, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(b, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemUnmap(b, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(imported));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressFree(a, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressFree(b, kTwoMiB));
 }
 
 TEST_CASE_FIXTURE(VmmTest, "vmm: export and import refuse what they must") {
@@ -143,43 +143,47 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: export and import refuse what they must") {
   const CUmemGenericAllocationHandle shareable = create(kTwoMiB, device_prop(0, 1));
   const auto fd_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   int fd = -1;
-  SWT_CHECK_RESULT(cu.cuMemExportToShareableHandle(nullptr, shareable, fd_type, 0),
-                   CUDA_ERROR_INVALID_VALUE);
-  SWT_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, shareable, fd_type, 1),
-                   CUDA_ERROR_INVALID_VALUE);  // "flags - Reserved, must be zero"
-  SWT_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, shareable + 8, fd_type, 0),
-                   CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemExportToShareableHandle(nullptr, shareable, fd_type, 0),
+                         CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, shareable, fd_type, 1),
+                         CUDA_ERROR_INVALID_VALUE);  // "flags - Reserved, must be zero"
+  SWCU_TEST_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, shareable + 8, fd_type, 0),
+                         CUDA_ERROR_INVALID_VALUE);
   // Only the handle types requested at cuMemCreate can be exported.
-  SWT_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, plain, fd_type, 0),
-                   CUDA_ERROR_INVALID_VALUE);
-  SWT_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, shareable, CU_MEM_HANDLE_TYPE_FABRIC, 0),
-                   CUDA_ERROR_NOT_SUPPORTED);
-  SWT_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, shareable, CU_MEM_HANDLE_TYPE_NONE, 0),
-                   CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemExportToShareableHandle(&fd, plain, fd_type, 0),
+                         CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(
+      cu.cuMemExportToShareableHandle(&fd, shareable, CU_MEM_HANDLE_TYPE_FABRIC, 0),
+      CUDA_ERROR_NOT_SUPPORTED);
+  SWCU_TEST_CHECK_RESULT(
+      cu.cuMemExportToShareableHandle(&fd, shareable, CU_MEM_HANDLE_TYPE_NONE, 0),
+      CUDA_ERROR_INVALID_VALUE);
   CHECK(fd == -1);
 
   CUmemGenericAllocationHandle h = 0;
   const auto as_handle = [](int d) {
     return reinterpret_cast<void*>(static_cast<std::intptr_t>(d));
   };
-  SWT_CHECK_RESULT(cu.cuMemImportFromShareableHandle(nullptr, as_handle(0), fd_type),
-                   CUDA_ERROR_INVALID_VALUE);
-  SWT_CHECK_RESULT(cu.cuMemImportFromShareableHandle(&h, as_handle(-1), fd_type),
-                   CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemImportFromShareableHandle(nullptr, as_handle(0), fd_type),
+                         CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemImportFromShareableHandle(&h, as_handle(-1), fd_type),
+                         CUDA_ERROR_INVALID_VALUE);
   // A descriptor of something this driver did not export.
   const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   REQUIRE(null_fd >= 0);
-  SWT_CHECK_RESULT(cu.cuMemImportFromShareableHandle(&h, as_handle(null_fd), fd_type),
-                   CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(cu.cuMemImportFromShareableHandle(&h, as_handle(null_fd), fd_type),
+                         CUDA_ERROR_INVALID_VALUE);
   close(null_fd);
-  SWT_CHECK_RESULT(cu.cuMemImportFromShareableHandle(&h, as_handle(0), CU_MEM_HANDLE_TYPE_FABRIC),
-                   CUDA_ERROR_NOT_SUPPORTED);
-  SWT_CHECK_RESULT(cu.cuMemImportFromShareableHandle(
-                       &h, as_handle(0), swcu::test::invalid_enum<CUmemAllocationHandleType>(64)),
-                   CUDA_ERROR_INVALID_VALUE);
+  SWCU_TEST_CHECK_RESULT(
+      cu.cuMemImportFromShareableHandle(&h, as_handle(0), CU_MEM_HANDLE_TYPE_FABRIC),
+      CUDA_ERROR_NOT_SUPPORTED);
+  SWCU_TEST_CHECK_RESULT(
+      cu.cuMemImportFromShareableHandle(&h, as_handle(0),
+                                        swcu::test::invalid_enum<CUmemAllocationHandleType>(64)),
+      CUDA_ERROR_INVALID_VALUE);
   CHECK(ctl.live_handles(SWCU_VMM_ALLOCATION) == 2);
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(plain));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(shareable));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(plain));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(shareable));
 }
 
 TEST_CASE_FIXTURE(VmmTest, "vmm: another process maps an allocation from its descriptor") {
@@ -189,7 +193,7 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: another process maps an allocation from its des
   map_rw(p, kTwoMiB, h);
   put(p, iota(kCount, 5));
   int fd = -1;
-  SWT_REQUIRE_SUCCESS(
+  SWCU_TEST_REQUIRE_SUCCESS(
       cu.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
   REQUIRE(fcntl(fd, F_SETFD, 0) == 0);  // inherited across exec: a descriptor is not bytes
   // vmm_helper imports it, checks the values and adds 1 to each.
@@ -205,9 +209,9 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: another process maps an allocation from its des
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(get(p, kCount) == iota(kCount, 6));
-  SWT_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, kTwoMiB));
-  SWT_REQUIRE_SUCCESS(cu.cuMemRelease(h));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemUnmap(p, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressFree(p, kTwoMiB));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h));
 }
 
 }  // namespace

@@ -38,36 +38,36 @@ struct VmmTest : ModuleTest {
   CUmemGenericAllocationHandle create(std::size_t size,
                                       const CUmemAllocationProp& prop = device_prop()) {
     CUmemGenericAllocationHandle h = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemCreate(&h, size, &prop, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemCreate(&h, size, &prop, 0));
     return h;
   }
   /// cuMemAddressReserve of `size` bytes (default alignment); requires success.
   CUdeviceptr reserve(std::size_t size) {
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAddressReserve(&p, size, 0, 0, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAddressReserve(&p, size, 0, 0, 0));
     return p;
   }
   /// Maps `h` at `p` and gives device 0 read-write access.
   void map_rw(CUdeviceptr p, std::size_t size, CUmemGenericAllocationHandle h,
               std::size_t offset = 0) {
-    SWT_REQUIRE_SUCCESS(cu.cuMemMap(p, size, offset, h, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemMap(p, size, offset, h, 0));
     const CUmemAccessDesc rw = read_write();
-    SWT_REQUIRE_SUCCESS(cu.cuMemSetAccess(p, size, &rw, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemSetAccess(p, size, &rw, 1));
   }
   /// Copies `values` to `p` (cuMemcpyHtoD).
   void put(CUdeviceptr p, const std::vector<std::uint32_t>& values) {
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), values.size() * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), values.size() * 4));
   }
   /// `count` values read from `p` (cuMemcpyDtoH).
   std::vector<std::uint32_t> get(CUdeviceptr p, std::size_t count) {
     std::vector<std::uint32_t> out(count);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(out.data(), p, count * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(out.data(), p, count * 4));
     return out;
   }
   /// Bytes of device memory in use (cuMemGetInfo: total - free).
   std::size_t used() {
     std::size_t free = 0, total = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemGetInfo_v2(&free, &total));
     return total - free;
   }
 };

@@ -205,8 +205,8 @@ TEST_SUITE("conformance") {
     const CUmodule m = load_ptx("dispatch");
     // Room for the frames (on a GPU too): 64 KiB of stack per thread.
     std::size_t saved_stack = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&saved_stack, CU_LIMIT_STACK_SIZE));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 64 * 1024));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxGetLimit(&saved_stack, CU_LIMIT_STACK_SIZE));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 64 * 1024));
     constexpr int per_thread = 64, threads = 50;
     const std::vector<int> data = [] {
       conf::Rng rng(62);
@@ -230,7 +230,7 @@ TEST_SUITE("conformance") {
     std::vector<int> sums(n);
     for (std::size_t i = 0; i < n; ++i) sums[i] = depth[i] * (depth[i] + 1) / 2;
     expect_equal(download<int>(dsum, n), sums, "recursive sums");
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, saved_stack));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, saved_stack));
   }
 
   TEST_CASE_FIXTURE(Conformance,
@@ -463,7 +463,7 @@ TEST_SUITE("conformance") {
     void* params[] = {const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d),
                       const_cast<CUdeviceptr*>(&d), &count};
     swcu::test::StderrCapture capture;
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         swcu::test::mod().cuLaunchCooperativeKernel(f, 4, 1, 1, 64, 1, 1, 0, nullptr, params),
         CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
@@ -478,8 +478,9 @@ TEST_SUITE("conformance") {
     constexpr int count = 20000;
     constexpr unsigned bytes = count * 4, block = 128, grid = 2;
     const CUdeviceptr dout = zeros<int>(grid * block);
-    SWT_CHECK_RESULT(launch(f, {grid}, {block}, bytes, dout, count), CUDA_ERROR_INVALID_VALUE);
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuFuncSetAttribute(
+    SWCU_TEST_CHECK_RESULT(launch(f, {grid}, {block}, bytes, dout, count),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuFuncSetAttribute(
         f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)));
     run(f, {grid}, {block}, bytes, dout, count);
     std::vector<int> want(grid * block);
@@ -498,11 +499,11 @@ TEST_SUITE("conformance") {
       "conformance.control: __trap makes the launch fail with CUDA_ERROR_LAUNCH_FAILED") {
     const CUfunction f = function(load_ptx("control"), "trap_kernel");
     const CUdeviceptr dout = zeros<int>(64);
-    SWT_REQUIRE_SUCCESS(launch(f, {1}, {64}, 0, dout, 5));
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, {1}, {64}, 0, dout, 5));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
     // The error is sticky: the context is unusable. Destroy it (with everything in it).
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
-    SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
     ctx = swcu::test::create_context();
     forget();
   }

@@ -210,15 +210,16 @@ TEST_SUITE("conformance") {
     const CUfunction f = function(m, "constant_memory");
     CUdeviceptr dcoef = 0, doffset = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dcoef, &bytes, m, "coefficients"));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::mod().cuModuleGetGlobal(&dcoef, &bytes, m, "coefficients"));
     CHECK(bytes == 64);
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&doffset, &bytes, m, "offset"));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&doffset, &bytes, m, "offset"));
     CHECK(bytes == 4);
     std::vector<float> coef(16);
     for (std::size_t k = 0; k < 16; ++k) coef[k] = static_cast<float>(k) * 0.5f - 3.0f;
     const int offset = -17;
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(dcoef, coef.data(), 64));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(doffset, &offset, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(dcoef, coef.data(), 64));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(doffset, &offset, 4));
     constexpr int n = 333;
     std::vector<float> in(n);
     for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<float>(i) * 0.25f;
@@ -237,7 +238,7 @@ TEST_SUITE("conformance") {
     const CUfunction f = function(m, "device_globals");
     CUdeviceptr dhits = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dhits, &bytes, m, "hits"));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dhits, &bytes, m, "hits"));
     CHECK(bytes == 8);
     constexpr int n = 77;
     const CUdeviceptr dout = zeros<int>(n);
@@ -249,7 +250,7 @@ TEST_SUITE("conformance") {
     expect_equal(download<int>(dout, n), want, "table lookups");
     CHECK(download<unsigned long long>(dhits, 1)[0] == 1000 + n);
     CUdeviceptr dscale = 0;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dscale, &bytes, m, "scale"));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&dscale, &bytes, m, "scale"));
     CHECK(download<double>(dscale, 1)[0] == 2.5);
   }
 
@@ -258,8 +259,8 @@ TEST_SUITE("conformance") {
     const CUfunction f = function(load_ptx("io"), "device_printf");
     const CUdeviceptr dword = upload(std::vector<char>{'w', 'o', 'r', 'd', '\0'});
     conf::FdCapture capture(1);
-    SWT_REQUIRE_SUCCESS(launch(f, {2}, {40}, 0, 12, 0.5, dword));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, {2}, {40}, 0, 12, 0.5, dword));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     const std::string text = capture.finish();
     std::vector<std::string> want;
     for (int b = 0; b < 2; ++b)
@@ -288,14 +289,14 @@ TEST_SUITE("conformance") {
     const CUresult launched = launch(f, {4}, {25}, 0, din, dout, n);
     const CUresult synced = cu.cuCtxSynchronize();
     const std::string text = capture.finish();
-    SWT_CHECK_RESULT(launched, CUDA_SUCCESS);
-    SWT_CHECK_RESULT(synced, CUDA_ERROR_ASSERT);
+    SWCU_TEST_CHECK_RESULT(launched, CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(synced, CUDA_ERROR_ASSERT);
     CHECK_MESSAGE(text.find("Assertion") != std::string::npos, text);
     CHECK_MESSAGE(text.find("in[i] != 42") != std::string::npos, text);
     CHECK_MESSAGE(text.find("io.cu") != std::string::npos, text);
     CHECK_MESSAGE(text.find("block: [1,0,0], thread: [17,0,0]") != std::string::npos, text);
     // The context is unusable: destroy it (with everything in it).
-    SWT_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
     ctx = swcu::test::create_context();
     forget();
   }

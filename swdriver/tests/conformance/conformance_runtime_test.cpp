@@ -144,7 +144,7 @@ TEST_SUITE("conformance") {
                       &n,
                       &n};
     swcu::test::StderrCapture capture;
-    SWT_CHECK_RESULT(
+    SWCU_TEST_CHECK_RESULT(
         swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
         CUDA_ERROR_NOT_SUPPORTED);
     const std::string text = capture.finish();
@@ -161,8 +161,8 @@ TEST_SUITE("conformance") {
     const unsigned u = 0xdeadbeefu;
     const CUdeviceptr dword = upload(std::vector<char>{'c', 'u', 'w', 'r', 'a', 'p', '\0'});
     conf::FdCapture capture(1);
-    SWT_REQUIRE_SUCCESS(launch(f, {1}, {1}, 0, d, fl, ll, u, dword));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, {1}, {1}, 0, d, fl, ll, u, dword));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     const std::string got = capture.finish();
     const char* s = "cuwrap";
     const double fd = fl;
@@ -201,23 +201,25 @@ TEST_SUITE("conformance") {
     const CUdeviceptr dx = upload(x);
     // Host-mapped (pinned) memory, reached through its device pointer.
     void* host = nullptr;
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&host, n * sizeof(float), CU_MEMHOSTALLOC_DEVICEMAP));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuMemHostAlloc(&host, n * sizeof(float), CU_MEMHOSTALLOC_DEVICEMAP));
     std::memcpy(host, y.data(), n * sizeof(float));
     CUdeviceptr dhost = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemHostGetDevicePointer_v2(&dhost, host, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostGetDevicePointer_v2(&dhost, host, 0));
     run(f, {5}, {128}, 0, a, dx, dhost, n);
     std::vector<float> got(n);
     std::memcpy(got.data(), host, n * sizeof(float));
     expect_equal(got, saxpy(a, x, y), "host-mapped y");
-    SWT_REQUIRE_SUCCESS(cu.cuMemFreeHost(host));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeHost(host));
     // Managed memory, written and read by the host directly.
     CUdeviceptr managed = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAllocManaged(&managed, n * sizeof(float), CU_MEM_ATTACH_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuMemAllocManaged(&managed, n * sizeof(float), CU_MEM_ATTACH_GLOBAL));
     auto* m = reinterpret_cast<float*>(static_cast<std::uintptr_t>(managed));
     std::copy(y.begin(), y.end(), m);
     run(f, {5}, {128}, 0, a, dx, managed, n);
     expect_equal(std::vector<float>(m, m + n), saxpy(a, x, y), "managed y");
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(managed));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(managed));
   }
 
   TEST_CASE_FIXTURE(
@@ -247,9 +249,9 @@ TEST_SUITE("conformance") {
     std::size_t size = buffer.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &size, CU_LAUNCH_PARAM_END};
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 10, 1, 1, 0, nullptr, nullptr, extra));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     const std::vector<long long> want{9, -1500, 4321, -5, 4, 77, 3, 654, 1, 132};
     expect_equal(download<long long>(dout, 10), want, "members");
     const Mixed e = download<Mixed>(decho, 1)[0];
@@ -276,18 +278,18 @@ TEST_SUITE("conformance") {
     CUdeviceptr px = dx, py = dy, pz = dz;
     void* first[] = {&a, &px, &py, &count};
     void* second[] = {&b, &py, &pz, &count};
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s1, first, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuEventRecord(e, s1));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(s2, e, 0));
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamWaitEvent(s2, e, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s2, second, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s2));
     const std::vector<float> y1 = saxpy(a, x, y);
     expect_equal(download<float>(dz, n), saxpy(b, y1, z), "z after y");
-    SWT_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s1));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s2));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s2));
   }
 
   TEST_CASE_FIXTURE(Conformance,
@@ -306,26 +308,27 @@ TEST_SUITE("conformance") {
     CUdeviceptr px = dx, py = dy, pz = dz;
     void* first[] = {&a, &px, &py, &count};
     void* second[] = {&b, &py, &pz, &count};
-    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 3, 1, 1, 100, 1, 1, 0, s, first, nullptr));
-    SWT_REQUIRE_SUCCESS(
+    SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 3, 1, 1, 100, 1, 1, 0, s, second, nullptr));
     CUgraph g = nullptr;
-    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(s, &g));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(s, &g));
     const CUgraphExec exec = swcu::test::instantiate(g);
     a = 100.0f;  // captured launches copied their arguments
     b = 100.0f;
-    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
-    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     const std::vector<float> y1 = saxpy(1.5f, x, y);
     const std::vector<float> z1 = saxpy(-0.75f, y1, z);
     const std::vector<float> y2 = saxpy(1.5f, x, y1);
     expect_equal(download<float>(dy, n), y2, "y after two launches");
     expect_equal(download<float>(dz, n), saxpy(-0.75f, y2, z1), "z after two launches");
-    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
-    SWT_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(g));
-    SWT_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(g));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
   }
 }

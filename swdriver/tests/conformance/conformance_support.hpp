@@ -50,19 +50,19 @@ struct Conformance : swcu::test::ModuleTest {
   }
   void unload(CUmodule m) {
     std::erase(modules_, m);
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   CUdeviceptr alloc(std::size_t bytes) {
     CUdeviceptr p = 0;
-    SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&p, bytes == 0 ? 1 : bytes));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&p, bytes == 0 ? 1 : bytes));
     buffers_.push_back(p);
     return p;
   }
   template <class T>
   CUdeviceptr upload(const std::vector<T>& values) {
     const CUdeviceptr p = alloc(values.size() * sizeof(T));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), values.size() * sizeof(T)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, values.data(), values.size() * sizeof(T)));
     return p;
   }
   /// A buffer of `count` elements filled with `fill`.
@@ -73,7 +73,7 @@ struct Conformance : swcu::test::ModuleTest {
   template <class T>
   std::vector<T> download(CUdeviceptr p, std::size_t count) {
     std::vector<T> out(count);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(out.data(), p, count * sizeof(T)));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(out.data(), p, count * sizeof(T)));
     return out;
   }
 
@@ -87,8 +87,8 @@ struct Conformance : swcu::test::ModuleTest {
   /// Launches and synchronizes the context; both must succeed.
   template <class... A>
   void run(CUfunction f, Dim grid, Dim block, unsigned shared, A... args) {
-    SWT_REQUIRE_SUCCESS(launch(f, grid, block, shared, args...));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, grid, block, shared, args...));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   }
 
   /// Forgets the tracked handles (after the context was destroyed by the test).

@@ -59,10 +59,10 @@ struct FaultTest : PtxTest {
   /// After a sticky error: later calls in the context fail with the same code.
   void check_sticky(CUresult code) {
     CUdeviceptr p = 0;
-    SWT_CHECK_RESULT(cu.cuCtxSynchronize(), code);
-    SWT_CHECK_RESULT(cu.cuMemAlloc_v2(&p, 16), code);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), code);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAlloc_v2(&p, 16), code);
     CUmodule m = nullptr;
-    SWT_CHECK_RESULT(swcu::test::mod().cuModuleLoadData(&m, ptxt::kernel("").c_str()), code);
+    SWCU_TEST_CHECK_RESULT(swcu::test::mod().cuModuleLoadData(&m, ptxt::kernel("").c_str()), code);
   }
   void check_message(const std::string& kernel) {
     INFO("stderr: ", err);
@@ -82,7 +82,7 @@ TEST_SUITE("ptx.fault") {
   mov.u32 %v, 1;
   st.global.u32 [%out+4096], %v;
 )");
-    SWT_CHECK_RESULT(fault(text, "oob_store", p + 0x10000000), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(fault(text, "oob_store", p + 0x10000000), CUDA_ERROR_ILLEGAL_ADDRESS);
     check_message("oob_store");
     check_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
   }
@@ -95,7 +95,7 @@ TEST_SUITE("ptx.fault") {
   mov.u64 %z, 0;
   st.global.u32 [%z], %v;
 )");
-    SWT_CHECK_RESULT(fault(text, "null_store", alloc(16)), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(fault(text, "null_store", alloc(16)), CUDA_ERROR_ILLEGAL_ADDRESS);
     check_message("null_store");
   }
 
@@ -105,7 +105,7 @@ TEST_SUITE("ptx.fault") {
   ld.global.u32 %v, [%in+1];
   st.global.u32 [%out], %v;
 )");
-    SWT_CHECK_RESULT(fault(text, "misaligned", alloc(16)), CUDA_ERROR_MISALIGNED_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(fault(text, "misaligned", alloc(16)), CUDA_ERROR_MISALIGNED_ADDRESS);
     check_message("misaligned");
     check_sticky(CUDA_ERROR_MISALIGNED_ADDRESS);
   }
@@ -116,7 +116,7 @@ TEST_SUITE("ptx.fault") {
   setp.eq.u32 %p, %tx, 1;
   @%p trap;
 )");
-    SWT_CHECK_RESULT(fault(text, "traps", alloc(16), 4), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(fault(text, "traps", alloc(16), 4), CUDA_ERROR_LAUNCH_FAILED);
     check_message("traps");
     check_sticky(CUDA_ERROR_LAUNCH_FAILED);
   }
@@ -152,8 +152,8 @@ TEST_SUITE("ptx.fault") {
   st.global.u32 [%out], 1;
 )";
     const CUdeviceptr p = alloc(16);
-    SWT_CHECK_RESULT(fault(named_kernel("kassert", body, prelude), "kassert", p),
-                     CUDA_ERROR_ASSERT);
+    SWCU_TEST_CHECK_RESULT(fault(named_kernel("kassert", body, prelude), "kassert", p),
+                           CUDA_ERROR_ASSERT);
     INFO("stderr: ", err);
     CHECK(err.find("check.cu:7: void kassert(int *): block: [0,0,0], thread: [0,0,0] "
                    "Assertion `x > 0` failed.") != std::string::npos);
@@ -173,7 +173,7 @@ $a:
   bar.sync 0;
 $end:
 )");
-    SWT_CHECK_RESULT(fault(text, "stuck", alloc(16), 64), CUDA_ERROR_LAUNCH_FAILED);
+    SWCU_TEST_CHECK_RESULT(fault(text, "stuck", alloc(16), 64), CUDA_ERROR_LAUNCH_FAILED);
     check_message("stuck");
   }
 
@@ -186,19 +186,19 @@ $end:
   st.global.u32 [%out], %v;
 )",
                                           ".shared .align 4 .b32 small[4];\n");
-    SWT_CHECK_RESULT(fault(text, "oob_shared", alloc(16)), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(fault(text, "oob_shared", alloc(16)), CUDA_ERROR_ILLEGAL_ADDRESS);
     check_message("oob_shared");
   }
 
   TEST_CASE_FIXTURE(FaultTest, "ptx.fault: reading freed memory is an illegal address") {
     const CUdeviceptr p = alloc(64);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
     const std::string text = named_kernel("use_after_free", R"(
   .reg .b32 %v;
   ld.global.u32 %v, [%in];
   st.global.u32 [%out], %v;
 )");
-    SWT_CHECK_RESULT(fault(text, "use_after_free", p), CUDA_ERROR_ILLEGAL_ADDRESS);
+    SWCU_TEST_CHECK_RESULT(fault(text, "use_after_free", p), CUDA_ERROR_ILLEGAL_ADDRESS);
     check_message("use_after_free");
   }
 
@@ -222,8 +222,9 @@ $end:
       CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
       void* values[] = {log, reinterpret_cast<void*>(std::uintptr_t{sizeof log})};
       CUmodule m = nullptr;
-      SWT_CHECK_RESULT(swcu::test::mod().cuModuleLoadDataEx(&m, text.c_str(), 2, options, values),
-                       CUDA_ERROR_INVALID_PTX);
+      SWCU_TEST_CHECK_RESULT(
+          swcu::test::mod().cuModuleLoadDataEx(&m, text.c_str(), 2, options, values),
+          CUDA_ERROR_INVALID_PTX);
       CHECK(m == nullptr);
       INFO("log: ", log);
       CHECK(std::string(log).find(std::to_string(line)) != std::string::npos);
@@ -256,12 +257,12 @@ $end:
       const CUdeviceptr p = alloc(16);
       CUdeviceptr a = p, b = p;
       void* params[] = {&a, &b};
-      SWT_CHECK_RESULT(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 32, 1, 1, 0,
-                                                        nullptr, params, nullptr),
-                       CUDA_ERROR_NOT_SUPPORTED);
-      SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());  // not sticky
-      SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
-      SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+      SWCU_TEST_CHECK_RESULT(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 32, 1, 1,
+                                                              0, nullptr, params, nullptr),
+                             CUDA_ERROR_NOT_SUPPORTED);
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());  // not sticky
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
     }
   }
 }

@@ -228,17 +228,17 @@ TEST_SUITE("ptx.memory") {
     CUmodule m = load(text);
     CUdeviceptr g = 0;
     std::size_t bytes = 0;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&g, &bytes, m, "counter"));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetGlobal(&g, &bytes, m, "counter"));
     CHECK(bytes == 4);
     u32 value = 100;
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(g, &value, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(g, &value, 4));
     CUdeviceptr none = 0;
     void* params[] = {&none, &none};
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 1, 1, 1, 0,
-                                                         nullptr, params, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&value, g, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 1, 1, 1,
+                                                               0, nullptr, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&value, g, 4));
     CHECK(value == 105);
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(PtxTest, "ptx.memory: kernel parameters of every size and a byte array") {
@@ -281,10 +281,10 @@ TEST_SUITE("ptx.memory") {
     } blob{0x0102030405060708, 11, 22};
     u32 n = 0xfeedface;
     void* params[] = {&out_arg, &c, &h, &x, &blob, &n};
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "pk"), 1, 1, 1, 1, 1, 1, 0,
-                                                         nullptr, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "pk"), 1, 1, 1, 1, 1, 1,
+                                                               0, nullptr, params, nullptr));
     std::vector<u32> r(10);
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(r.data(), out, 40));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(r.data(), out, 40));
     CHECK(r[0] == 200);
     CHECK(ptxt::hex(r[1]) == ptxt::hex(0xfffffffd));  // ld.param.s16 into .b32 sign-extends
     double back = 0;
@@ -295,8 +295,8 @@ TEST_SUITE("ptx.memory") {
     CHECK(ptxt::hex(r[6] | (u64{r[7]} << 32)) == ptxt::hex(0x0102030405060708));
     CHECK(ptxt::hex(r[8]) == ptxt::hex(0xfeedface));
     CHECK(ptxt::hex(r[9]) == ptxt::hex(0x01020304));  // through the parameter's address
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 
   TEST_CASE_FIXTURE(PtxTest, "ptx.memory: atom returns the old value and updates memory") {

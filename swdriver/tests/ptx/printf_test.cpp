@@ -78,9 +78,9 @@ TEST_SUITE("ptx.printf") {
     CUdeviceptr a = out, b = out;
     void* params[] = {&a, &b};
     ptxt::StdoutCapture capture;
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 2, 1, 1, 0,
-                                                         nullptr, params, nullptr));
-    SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(function(m, "k"), 1, 1, 1, 2, 1, 1,
+                                                               0, nullptr, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
     const std::string text = capture.finish();
     INFO("stdout: ", text);
     CHECK(text.find("thread 0: f=2.500000 s=hi ll=-5 c=A x=ff\n") != std::string::npos);
@@ -91,10 +91,10 @@ TEST_SUITE("ptx.printf") {
     }
     CHECK(plain == 2);
     std::uint32_t rv[2] = {};
-    SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(rv, out, sizeof rv));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(rv, out, sizeof rv));
     WARN(rv[0] == 6);  // the number of arguments (CUDA Programming Guide, unconfirmed)
     WARN(rv[1] == 0);
-    SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
-    SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   }
 }

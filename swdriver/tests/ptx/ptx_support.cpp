@@ -94,13 +94,13 @@ CUmodule PtxTest::load_logged(const std::string& module) {
   CUmodule m = nullptr;
   const CUresult r = swcu::test::mod().cuModuleLoadDataEx(&m, module.c_str(), 2, options, values);
   INFO("JIT error log: ", log);
-  SWT_REQUIRE_SUCCESS(r);
+  SWCU_TEST_REQUIRE_SUCCESS(r);
   return m;
 }
 
 CUdeviceptr PtxTest::alloc(std::size_t bytes) {
   CUdeviceptr p = 0;
-  SWT_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&p, bytes == 0 ? 1 : bytes));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&p, bytes == 0 ? 1 : bytes));
   return p;
 }
 
@@ -111,9 +111,9 @@ std::vector<unsigned char> PtxTest::run(const std::string& module, std::size_t o
   const CUfunction f = function(m, name);
   const CUdeviceptr out = alloc(out_bytes + 8);
   const CUdeviceptr input = alloc(in.size() + 8);
-  SWT_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(out, 0xAB, out_bytes + 8));
-  SWT_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(input, 0, in.size() + 8));
-  if (!in.empty()) SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(input, in.data(), in.size()));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(out, 0xAB, out_bytes + 8));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(input, 0, in.size() + 8));
+  if (!in.empty()) SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(input, in.data(), in.size()));
   CUdeviceptr out_arg = out;
   CUdeviceptr in_arg = input;
   void* params[] = {&out_arg, &in_arg};
@@ -122,13 +122,13 @@ std::vector<unsigned char> PtxTest::run(const std::string& module, std::size_t o
       f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, nullptr, params, nullptr);
   const std::string err = capture.finish();
   INFO("stderr: ", err);
-  SWT_REQUIRE_SUCCESS(launched);
-  SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  SWCU_TEST_REQUIRE_SUCCESS(launched);
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   std::vector<unsigned char> result(out_bytes);
-  if (out_bytes > 0) SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(result.data(), out, out_bytes));
-  SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
-  SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(input));
-  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+  if (out_bytes > 0) SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(result.data(), out, out_bytes));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(input));
+  SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
   return result;
 }
 
@@ -137,16 +137,18 @@ void PtxTest::run_inout(const std::string& module, std::vector<unsigned char>& b
   CUmodule m = load_logged(module);
   const CUfunction f = function(m, "k");
   const CUdeviceptr p = alloc(buffer.size());
-  if (!buffer.empty()) SWT_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, buffer.data(), buffer.size()));
+  if (!buffer.empty())
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(p, buffer.data(), buffer.size()));
   CUdeviceptr out_arg = p;
   CUdeviceptr in_arg = p;
   void* params[] = {&out_arg, &in_arg};
-  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
-                                                       block.z, shared, nullptr, params, nullptr));
-  SWT_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
-  if (!buffer.empty()) SWT_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(buffer.data(), p, buffer.size()));
-  SWT_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
-  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+  SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(
+      f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, nullptr, params, nullptr));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  if (!buffer.empty())
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(buffer.data(), p, buffer.size()));
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
+  SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
 }
 
 void PtxTest::check_all(const std::vector<Check>& checks) {
@@ -196,8 +198,8 @@ CUresult PtxTest::launch_status(const std::string& module, CUdeviceptr out, CUde
   CUdeviceptr out_arg = out;
   CUdeviceptr in_arg = in;
   void* params[] = {&out_arg, &in_arg};
-  SWT_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y,
-                                                       block.z, shared, nullptr, params, nullptr));
+  SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(
+      f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, nullptr, params, nullptr));
   return cu.cuCtxSynchronize();
 }
 
