@@ -1,20 +1,14 @@
 // Images the module loaders must refuse or accept as NVIDIA's driver does: malformed cubins
-// (found by fuzzing), PTX with very many kernels, and NVRTC's LTO-IR (NVVM IR from -dlto).
+// (found by fuzzing) and PTX with very many kernels. LTO-IR has its own file (ltoir_test.cpp).
 #include <elf.h>
-#include <nvrtc.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
-#include <vector>
 
 #include "module_support.hpp"
 
 namespace {
 
-using swcu::test::api;
 using swcu::test::mod;
 using swcu::test::ModuleTest;
 
@@ -51,59 +45,6 @@ std::size_t find_section(const std::string& cubin, std::uint32_t type) {
   }
   FAIL("the cubin has no section of type ", type);
   return 0;
-}
-
-// A kernel compiled by NVRTC to LTO-IR (-dlto), as nvrtcGetLTOIR gives it.
-std::string nvrtc_ltoir(const char* source) {
-  nvrtcProgram program = nullptr;
-  REQUIRE(nvrtcCreateProgram(&program, source, "ltoir.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
-  const char* options[] = {"-dlto", "--gpu-architecture=compute_90"};
-  const nvrtcResult r = nvrtcCompileProgram(program, 2, options);
-  std::size_t log_size = 0;
-  nvrtcGetProgramLogSize(program, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size > 0) nvrtcGetProgramLog(program, log.data());
-  REQUIRE_MESSAGE(r == NVRTC_SUCCESS, log);
-  std::size_t size = 0;
-  REQUIRE(nvrtcGetLTOIRSize(program, &size) == NVRTC_SUCCESS);
-  std::string ir(size, '\0');
-  REQUIRE(nvrtcGetLTOIR(program, ir.data()) == NVRTC_SUCCESS);
-  nvrtcDestroyProgram(&program);
-  return ir;
-}
-
-constexpr const char* kAddSeven =
-    "extern \"C\" __global__ void add_seven(int* p) { p[threadIdx.x] += 7 + threadIdx.x; }";
-
-// A file that is removed when the test ends.
-struct TempFile {
-  explicit TempFile(const std::string& bytes) {
-    char name[] = "/tmp/swdriver-ltoir-XXXXXX";
-    const int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path = name;
-    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<long>(bytes.size()));
-  }
-  ~TempFile() { std::remove(path.c_str()); }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  std::string path;
-};
-
-// Runs add_seven on 32 ints of 1 and checks the result.
-void run_add_seven(CUfunction f) {
-  const swcu::test::Api& cu = api();
-  CUdeviceptr d = 0;
-  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&d, 32 * sizeof(int)));
-  std::vector<int> host(32, 1);
-  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(d, host.data(), 32 * sizeof(int)));
-  void* params[] = {&d};
-  SWCU_TEST_REQUIRE_SUCCESS(
-      mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
-  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(host.data(), d, 32 * sizeof(int)));
-  for (int i = 0; i < 32; ++i) CHECK(host[static_cast<std::size_t>(i)] == 8 + i);
-  SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
 }
 
 }  // namespace
@@ -214,57 +155,5 @@ TEST_SUITE("images") {
     SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernelCount(&count, lib));
     CHECK(count == kKernels);
     SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
-  }
-
-  // CUDA driver API reference, cuModuleLoadData / cuLibraryLoadData: the image may be "a cubin or
-  // PTX or fatbin"; NVIDIA's driver also JIT-links NVRTC's LTO-IR (NVVM IR from -dlto) given to
-  // them (issue 15, measured on GPUs). The software driver turns it into PTX with nvJitLink.
-  TEST_CASE_FIXTURE(ModuleTest, "NVRTC's LTO-IR loads through nvJitLink and runs") {
-    const std::string ir = nvrtc_ltoir(kAddSeven);
-    REQUIRE(ir.size() > 4);
-    const TempFile file(ir);
-    CUmodule m = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleLoad(&m, file.path.c_str()));
-    run_add_seven(function(m, "add_seven"));
-    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
-
-    CUlibrary lib = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryLoadFromFile(&lib, file.path.c_str(), nullptr, nullptr,
-                                                          0, nullptr, nullptr, 0));
-    CUkernel k = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryGetKernel(&k, lib, "add_seven"));
-    CUfunction f = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(mod().cuKernelGetFunction(&f, k));
-    run_add_seven(f);
-    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
-  }
-
-  TEST_CASE_FIXTURE(ModuleTest, "LTO-IR in memory, without its length, is not supported") {
-    const std::string ir = nvrtc_ltoir(kAddSeven);
-    const std::string error = load_error(ir.data(), CUDA_ERROR_NOT_SUPPORTED);
-    CHECK_NE(error.find("LTO-IR in memory has no length"), std::string::npos);
-    CUlibrary lib = nullptr;
-    SWCU_TEST_CHECK_RESULT(
-        mod().cuLibraryLoadData(&lib, ir.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-        CUDA_ERROR_NOT_SUPPORTED);
-    CHECK(ctl.live_handles(SWCU_LIBRARY) == 0);
-  }
-}
-
-TEST_SUITE("env") {
-  TEST_CASE_FIXTURE(ModuleTest, "images: without nvJitLink LTO-IR is not supported") {
-    const TempFile file(nvrtc_ltoir(kAddSeven));
-    CUmodule m = nullptr;
-    SWCU_TEST_CHECK_RESULT(mod().cuModuleLoad(&m, file.path.c_str()), CUDA_ERROR_NOT_SUPPORTED);
-    CHECK(m == nullptr);
-    CHECK(ctl.live_handles(SWCU_MODULE) == 0);
-    CUlibrary lib = nullptr;
-    char error[512] = {};
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[] = {error, reinterpret_cast<void*>(sizeof error)};
-    SWCU_TEST_CHECK_RESULT(mod().cuLibraryLoadFromFile(&lib, file.path.c_str(), options, values, 2,
-                                                       nullptr, nullptr, 0),
-                           CUDA_ERROR_NOT_SUPPORTED);
-    CHECK_NE(std::string(error).find("LTO-IR needs nvJitLink"), std::string::npos);
   }
 }

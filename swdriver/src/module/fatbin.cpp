@@ -1,14 +1,17 @@
-// Fatbins: a container of PTX and ELF entries, each for one architecture, as nvcc -fatbin and
-// the host object's embedded device code make them.
+// Fatbins: a container of PTX, ELF and LTO-IR entries, each for one architecture, as nvcc
+// -fatbin and the host object's embedded device code make them.
 //
 //   header (16 bytes): u32 magic 0xBA55ED50, u16 version, u16 header size, u64 size of entries
-//   entry: u16 kind (1 PTX, 2 ELF), u16 version, u32 header size, u64 payload size (padded),
+//   entry: u16 kind (1 PTX, 2 ELF, 8 LTO-IR), u16 version, u32 header size, u64 payload size
+//   (padded),
 //          u32 compressed size at 0x10, u32 architecture at 0x1c, u64 flags at 0x28 (0x2000 LZ4,
 //          0x8000 zstd), u64 uncompressed size at 0x38; the payload follows the entry header.
 //
 // Like the driver on an sm_90 device, the loader takes an ELF entry for the device's
 // architecture first, then the newest PTX entry it can "compile" (not newer than the device).
 // A compressed entry it cannot decompress (zstd needs libzstd.so.1 at run time) is passed over.
+// A fatbin with neither but LTO-IR for the device (code=lto_NN) goes whole to nvJitLink, which
+// reads its entries itself (parse_fatbin hands it back in LoadLog::ltoir; module.cpp).
 // The JIT linker (link.cpp) takes the PTX entry alone (fatbin_code).
 #include <dlfcn.h>
 
@@ -95,7 +98,7 @@ struct Zstd {
 };
 
 struct Entry {
-  int kind = 0;  // 1 PTX, 2 ELF
+  int kind = 0;  // 1 PTX, 2 ELF, 8 LTO-IR
   int arch = 0;
   const unsigned char* payload = nullptr;
   std::size_t size = 0;  // stored bytes
@@ -103,13 +106,25 @@ struct Entry {
   std::size_t uncompressed = 0;
 };
 
+// "PTX for compute_90", "ELF for sm_80", "LTO-IR for lto_100": for messages.
+std::string describe(const Entry& e) {
+  const std::string arch = std::to_string(e.arch);
+  switch (e.kind) {
+    case 1: return "PTX for compute_" + arch;
+    case 2: return "ELF for sm_" + arch;
+    case kEntryLtoIr: return "LTO-IR for lto_" + arch;
+    default: return "an entry of kind " + std::to_string(e.kind) + " for " + arch;
+  }
+}
+
 bool compatible_elf(int arch) noexcept {
   return arch / 10 == kDeviceArch / 10 && arch % 10 <= kDeviceArch % 10;
 }
 
-// The entries of the fatbin at `data` (size SIZE_MAX: unknown); false with why it is invalid.
+// The entries of the fatbin at `data` (size SIZE_MAX: unknown) and where it ends (`total`:
+// header and entries); false with why it is invalid.
 bool read_entries(const unsigned char* data, std::size_t size, std::vector<Entry>& entries,
-                  std::string& why) {
+                  std::size_t& total, std::string& why) {
   const std::size_t limit = size == SIZE_MAX ? kMaxUnknownExtent : size;
   if (limit < 16 || read<std::uint32_t>(data) != kFatbinMagic) {
     why = "bad header";
@@ -121,7 +136,7 @@ bool read_entries(const unsigned char* data, std::size_t size, std::vector<Entry
     why = "bad size";
     return false;
   }
-  const std::size_t total = header + body;
+  total = header + body;
   for (std::size_t off = header; off < total;) {
     if (total - off < kEntryHeaderMin) {
       why = "truncated entry at " + std::to_string(off);
@@ -229,8 +244,9 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
     return log;
   };
   std::vector<Entry> entries;
+  std::size_t total = 0;
   std::string bad;
-  if (!read_entries(data, size, entries, bad)) return invalid(std::move(bad));
+  if (!read_entries(data, size, entries, total, bad)) return invalid(std::move(bad));
 
   // ELF entries for the device first, then PTX entries, newest first.
   std::vector<const Entry*> order;
@@ -245,11 +261,20 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
                    [](const Entry* a, const Entry* b) { return a->arch > b->arch; });
   order.insert(order.end(), ptx.begin(), ptx.end());
   if (order.empty()) {
+    for (const Entry& e : entries) {
+      if (e.kind == kEntryLtoIr && e.arch <= kDeviceArch) {
+        log.error = ImageError::not_supported;
+        log.error_log = "the fatbin's code for the device is LTO-IR only (lto_" +
+                        std::to_string(e.arch) + "): it needs nvJitLink to become PTX";
+        log.ltoir = {data, total};
+        log.ltoir_name = "fatbin with LTO-IR for lto_" + std::to_string(e.arch);
+        return log;
+      }
+    }
     log.error = ImageError::no_binary_for_gpu;
     std::string found;
     for (const Entry& e : entries) {
-      found += std::string(found.empty() ? "" : ", ") +
-               (e.kind == 1 ? "PTX for compute_" : "ELF for sm_") + std::to_string(e.arch);
+      found += std::string(found.empty() ? "" : ", ") + describe(e);
     }
     log.error_log = "the fatbin has no code for sm_" + std::to_string(kDeviceArch) + " (it has " +
                     (found.empty() ? std::string("nothing") : found) + ")";
@@ -291,7 +316,8 @@ LoadLog parse_fatbin(const unsigned char* data, std::size_t size, const LoadOpti
 FatbinCode fatbin_code(const unsigned char* data, std::size_t size) {
   FatbinCode out;
   std::vector<Entry> entries;
-  if (!read_entries(data, size, entries, out.error)) {
+  std::size_t total = 0;
+  if (!read_entries(data, size, entries, total, out.error)) {
     out.error = "invalid fatbin: " + out.error;
     return out;
   }

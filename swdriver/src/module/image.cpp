@@ -10,6 +10,7 @@ namespace {
 constexpr std::uint32_t kElfMagic = 0x464c457f;      // "\x7fELF"
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;   // fatbin data
 constexpr std::uint32_t kWrapperMagic = 0x466243B1;  // __fatBinC_Wrapper_t (fatbinary_section.h)
+constexpr std::uint32_t kLtoIrMagic = 0x7F4E43ED;    // NVVM IR from -dlto (ltoir.cpp)
 
 // Registers a PTX kernel reports: there is no register allocator, so a fixed number, capped by
 // .maxnreg and CU_JIT_MAX_REGISTERS.
@@ -46,6 +47,7 @@ LoadLog detect_and_parse(const void* data, std::size_t size, const LoadOptions& 
   LoadLog log;
   if (magic == kElfMagic) return parse_cubin(bytes, size, out);
   if (magic == kFatbinMagic) return parse_fatbin(bytes, size, options, out);
+  if (magic == kLtoIrMagic) return parse_ltoir(bytes, size);
   if (magic == kWrapperMagic) {
     // { int magic; int version; const unsigned long long* data; void* filename_or_fatbins; }
     if (size != SIZE_MAX && size < 16) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,7 +84,7 @@ enum class ImageError {
   invalid_ptx,              ///< CUDA_ERROR_INVALID_PTX
   unsupported_ptx_version,  ///< CUDA_ERROR_UNSUPPORTED_PTX_VERSION
   no_binary_for_gpu,        ///< CUDA_ERROR_NO_BINARY_FOR_GPU
-  not_supported,            ///< CUDA_ERROR_NOT_SUPPORTED (LTO-IR the driver cannot link)
+  not_supported,            ///< CUDA_ERROR_NOT_SUPPORTED (LTO-IR, until nvJitLink links it)
 };
 
 /// How an image is loaded (JIT options that change what the driver reports).
@@ -98,10 +99,16 @@ struct LoadLog {
   ImageError error = ImageError::none;
   std::string error_log;  ///< why it failed (one line)
   std::string info_log;   ///< what a successful PTX "compilation" reports
+  /// LTO-IR to link into PTX first (error not_supported until then): the image itself, or the
+  /// fatbin that holds it, within the caller's bytes; empty when there is none to link.
+  std::span<const unsigned char> ltoir;
+  std::string ltoir_name;  ///< what nvJitLink's messages call it
 };
 
 /// Parses an image in memory. `size` is its length when known (a file), else SIZE_MAX: PTX
-/// then ends at its NUL, binary images at the end their headers give.
+/// then ends at its NUL, binary images at the end their headers give. LTO-IR, and a fatbin
+/// with nothing for the device but LTO-IR, come back as not_supported with `ltoir` set: the
+/// module layer links it with nvJitLink and loads the PTX (module.cpp).
 [[nodiscard]] LoadLog load_image(const void* data, std::size_t size, const LoadOptions& options,
                                  Image& out);
 
@@ -113,6 +120,11 @@ struct LoadLog {
 
 /// The device architecture of an ELF cubin (from e_flags), or 0 when it cannot tell.
 [[nodiscard]] int cubin_arch(const unsigned char* data, std::size_t size) noexcept;
+
+/// LTO-IR: `data` starts with the NVVM container's magic 0x7F4E43ED. A header that is cut short
+/// or inconsistent is not_an_image; otherwise not_supported, with `ltoir` set when `size` is
+/// known (SIZE_MAX: in memory, where the container gives no length, and the log says so).
+[[nodiscard]] LoadLog parse_ltoir(const unsigned char* data, std::size_t size);
 
 /// A fatbin: `data` starts with the fatbin magic 0xBA55ED50.
 [[nodiscard]] LoadLog parse_fatbin(const unsigned char* data, std::size_t size,

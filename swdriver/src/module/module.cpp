@@ -425,24 +425,12 @@ void write_jit_logs(const JitRequest& request, void** values, const LoadLog& log
 
 namespace {
 
-// NVVM IR as NVRTC's nvrtcGetLTOIR (-dlto) and nvcc's -dlto give it: "\xed\x43\x4e\x7f".
-constexpr unsigned char kLtoIrMagic[4] = {0xed, 0x43, 0x4e, 0x7f};
-
-// (The magic has no zero byte, so text shorter than it is not read past its NUL.)
-bool is_ltoir(const void* data, std::size_t size) noexcept {
-  const std::size_t n = std::min(size, sizeof kLtoIrMagic);
-  return strnlen(static_cast<const char*>(data), n) == sizeof kLtoIrMagic &&
-         std::memcmp(data, kLtoIrMagic, sizeof kLtoIrMagic) == 0;
-}
-
-// LTO-IR becomes PTX through nvJitLink (as the real driver JIT-links it); false with the log.
-bool ltoir_to_ptx(const void* data, std::size_t size, std::string& ptx, LoadLog& log, Lock* lock) {
-  if (size == SIZE_MAX || lock == nullptr) {
-    // Its header holds no length, and nvJitLink needs the exact one.
+// LTO-IR of known length (load_image found it) becomes PTX through nvJitLink, as the real driver
+// JIT-links it; false with the log.
+bool ltoir_to_ptx(const LoadLog& found, std::string& ptx, LoadLog& log, Lock* lock) {
+  if (lock == nullptr) {  // the JIT linker's merged PTX: never LTO-IR
     log.error = ImageError::not_supported;
-    log.error_log =
-        "LTO-IR in memory has no length the driver can read: load it from a file "
-        "(cuModuleLoad, cuLibraryLoadFromFile) or link it with cuLinkAddData(CU_JIT_INPUT_NVVM)";
+    log.error_log = found.ltoir_name + " cannot be linked here";
     return false;
   }
   std::string why;
@@ -452,8 +440,8 @@ bool ltoir_to_ptx(const void* data, std::size_t size, std::string& ptx, LoadLog&
     log.error_log = why;
     return false;
   }
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  const std::vector<LtoInput> inputs{{"LTO-IR", std::vector<unsigned char>(bytes, bytes + size)}};
+  const std::vector<LtoInput> inputs{
+      {found.ltoir_name, std::vector<unsigned char>(found.ltoir.begin(), found.ltoir.end())}};
   // nvJitLink calls the driver (cuInit...): run it without the state lock.
   lock->unlock();
   bool ok = false;
@@ -479,13 +467,15 @@ CUresult parse_image(const void* data, std::size_t size, const JitRequest& reque
   LoadOptions options = request.load;
   options.max_ptx_isa = max_ptx_isa(config().driver_version);
   auto image = std::make_shared<Image>();
-  std::string ptx;  // LTO-IR's PTX
-  if (is_ltoir(data, size)) {
-    if (!ltoir_to_ptx(data, size, ptx, log, lock)) return to_result(log.error);
-    data = ptx.c_str();
-    size = ptx.size();
-  }
   log = load_image(data, size, options, *image);
+  if (!log.ltoir.empty()) {
+    std::string ptx;  // the LTO-IR's PTX
+    const LoadLog found = std::move(log);
+    log = LoadLog{};
+    if (!ltoir_to_ptx(found, ptx, log, lock)) return to_result(log.error);
+    image = std::make_shared<Image>();
+    log = load_image(ptx.c_str(), ptx.size(), options, *image);
+  }
   if (log.error != ImageError::none) return to_result(log.error);
   out = std::move(image);
   return CUDA_SUCCESS;
