@@ -1,5 +1,6 @@
-// Checking cubins and fatbins against their size (image_check.hpp). Every offset and length is
-// compared without overflow (within()), and every message says where the image goes wrong.
+// Checking cubins, fatbins and LTO-IR containers against their size (image_check.hpp). Every offset
+// and length is compared without overflow (within()), and every message says where the image goes
+// wrong.
 #include "image_check.hpp"
 
 #include <elf.h>
@@ -16,6 +17,8 @@ namespace {
 constexpr std::uint32_t kElfMagic = 0x464c457fU;      // "\x7fELF", little-endian
 constexpr std::uint32_t kFatbinMagic = 0xba55ed50U;   // fatbin data
 constexpr std::uint32_t kWrapperMagic = 0x466243b1U;  // __fatBinC_Wrapper_t (in memory only)
+constexpr std::uint32_t kLtoIrMagic = 0x7f4e43edU;    // the LTO-IR container (NVVM IR, -dlto)
+constexpr std::size_t kLtoIrHeader = 24;              // magic, versions, three offsets
 constexpr std::size_t kFatbinHeader = 16;             // magic, version, header size, entries' size
 constexpr std::size_t kFatbinEntryHeader = 64;        // the fields an entry header holds at least
 constexpr std::uint64_t kCompressedFlags = 0x2000 | 0x8000;  // LZ4, zstd
@@ -277,6 +280,28 @@ problem fatbin(bytes image) {
   return {};
 }
 
+// The LTO-IR container: a 24-byte header whose offsets (u16 at 12: the options; u32 at 16: their
+// data; u32 at 20: the IR) are in order, and an IR that starts inside the image. The IR itself
+// is opaque and runs to the end: the span's size is its length.
+problem lto_ir(bytes image) {
+  if (image.size() < kLtoIrHeader) {
+    return "LTO-IR: " + sized(image.size()) + " image is shorter than the " + num(kLtoIrHeader) +
+           "-byte container header";
+  }
+  const std::uint64_t options = read<std::uint16_t>(image, 12);
+  const std::uint64_t option_data = read<std::uint32_t>(image, 16);
+  const std::uint64_t ir = read<std::uint32_t>(image, 20);
+  if (options < kLtoIrHeader || option_data < options || ir < option_data) {
+    return "LTO-IR: its header's offsets (options at " + num(options) + ", their data at " +
+           num(option_data) + ", the IR at " + num(ir) + ") are not in order after the " +
+           num(kLtoIrHeader) + "-byte header";
+  }
+  if (ir >= image.size()) {
+    return "LTO-IR: its IR starts at byte " + num(ir) + " of " + sized(image.size()) + " image";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::string> image_problem(std::span<const std::byte> image) {
@@ -285,6 +310,7 @@ std::optional<std::string> image_problem(std::span<const std::byte> image) {
   switch (magic) {
     case kElfMagic: return elf_check{image, "cubin", "image"}.run();
     case kFatbinMagic: return fatbin(image);
+    case kLtoIrMagic: return lto_ir(image);
     case kWrapperMagic:
       return std::string{
           "a fatbin wrapper (magic 0x466243B1, __fatBinC_Wrapper_t) is not an image: it is a "

@@ -1,10 +1,12 @@
 // Checking a module image against its size before the driver sees it (private to cuwrap).
 //
 // The driver API takes a bare pointer: cuModuleLoadDataEx and cuLibraryLoadData read a cubin or
-// fatbin as far as its own headers say. cuwrap knows the image's size, so it checks every extent
-// the headers give (ELF header, section and program header tables, sections, string tables,
-// symbol tables; fatbin header, entries, compressed sizes, the ELF inside each entry) before the
-// call. Free of cuda.h and of cuwrap's error types, so the fuzzer (tests/fuzz) compiles it alone.
+// fatbin as far as its own headers say, and LTO-IR as far as its opaque IR goes. cuwrap knows
+// the image's size, so it checks every extent the headers give (ELF header, section and program
+// header tables, sections, string tables, symbol tables; fatbin header, entries, compressed
+// sizes, the ELF inside each entry; the LTO-IR container's header and where its IR starts)
+// before the call. Free of cuda.h and of cuwrap's error types, so the fuzzer (tests/fuzz)
+// compiles it alone.
 #pragma once
 
 #include <cstddef>

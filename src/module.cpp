@@ -30,6 +30,9 @@ image_kind detect_image_kind(std::span<const std::byte> image) noexcept {
   if (starts_with(0x466243b1U) || starts_with(0xba55ed50U)) {  // fatbin wrapper / fatbin data
     return image_kind::fatbin;
   }
+  if (starts_with(0x7f4e43edU)) {  // the LTO-IR container
+    return image_kind::lto_ir;
+  }
   return image_kind::ptx;
 }
 

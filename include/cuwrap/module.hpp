@@ -40,9 +40,10 @@ enum class image_kind {
   cubin,   ///< an ELF file ("\x7fELF")
   fatbin,  ///< a fat binary (magic 0xBA55ED50, or a wrapper 0x466243B1)
   ptx,     ///< PTX text
+  lto_ir,  ///< LTO-IR, NVVM IR from nvcc or NVRTC -dlto (magic 0x7F4E43ED)
 };
 
-/// The kind of `image`: ELF magic, fatbin magic, otherwise PTX text.
+/// The kind of `image`: ELF, fatbin or LTO-IR magic, otherwise PTX text.
 [[nodiscard]] image_kind detect_image_kind(std::span<const std::byte> image) noexcept;
 
 /// Options for the JIT compiler when PTX is loaded (CUjit_option). Logs are always captured.

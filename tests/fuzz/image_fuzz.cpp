@@ -1,9 +1,10 @@
 // libFuzzer target: arbitrary bytes as a module image given to module::load(span). The bytes sit
 // in a heap block of exactly their size; cuwrap's validator (src/image_check.hpp) must refuse
-// them with a message or accept them, and an accepted cubin or fatbin then goes to the software
-// driver's image loader the way cuModuleLoadDataEx gets it: a bare pointer, the size unknown
-// (SIZE_MAX), trusted to its headers. AddressSanitizer fails the run if either reads past the
-// block. Built and run by scripts/fuzz (docs/modules-and-kernels.md, "Images are checked").
+// them with a message or accept them, and an accepted cubin, fatbin or LTO-IR container then
+// goes to the software driver's image loader the way cuModuleLoadDataEx gets it: a bare pointer,
+// the size unknown (SIZE_MAX), trusted to its headers. AddressSanitizer fails the run if either
+// reads past the block. Built and run by scripts/fuzz (docs/modules-and-kernels.md, "Images are
+// checked").
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -29,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint32_t magic = 0;
   if (size >= sizeof magic) std::memcpy(&magic, data, sizeof magic);
   // PTX reaches the driver as a NUL-terminated copy (ptx_image_fuzz covers its parser).
-  if (magic != 0x464c457fU && magic != 0xba55ed50U) return 0;
+  if (magic != 0x464c457fU && magic != 0xba55ed50U && magic != 0x7f4e43edU) return 0;
   swcu::Image loaded;
   (void)swcu::load_image(block.get(), SIZE_MAX, swcu::LoadOptions{}, loaded);
   return 0;
