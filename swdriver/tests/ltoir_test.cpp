@@ -238,9 +238,9 @@ TEST_SUITE("images") {
     CHECK_NE(error.find("LTO-IR for lto_100"), std::string::npos);
   }
 
-  // Raw LTO-IR in memory: NVIDIA's driver reads its opaque IR to find where it ends; its
-  // container header records no length (NVRTC's output for programs of any size starts with the
-  // same 44 bytes), so the software driver cannot, and says so, naming the loads that work.
+  // Raw LTO-IR in memory: NVIDIA's driver links it (issue 15), but its container records no
+  // length (NVRTC's output for programs of any size starts with the same 40 bytes) and the IR is
+  // opaque, so the software driver cannot tell where it ends; it says so, naming what works.
   TEST_CASE_FIXTURE(ModuleTest,
                     "NVRTC's LTO-IR in memory is refused: its container has no length") {
     const std::string ir = nvrtc_ltoir(kAddSeven);

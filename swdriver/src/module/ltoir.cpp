@@ -6,9 +6,10 @@
 //   writes 24, 40 and 44). The IR runs from there to the end.
 //
 // NVIDIA documents LTO-IR as opaque, and the container records no length: NVRTC's output for a
-// 2 KB and a 50 KB program has the same 44 header bytes. So only a caller that knows the length
-// (a file loader, a fatbin entry, cuLinkAddData) can hand it on; nvJitLink needs it exactly
-// (module.cpp). In memory, without a length, it is refused with a message that says so.
+// 2 KB and a 50 KB program has the same first 40 bytes (header and options). So only a caller
+// that knows the length (a file loader, a fatbin entry, cuLinkAddData) can hand it on: nvJitLink
+// refuses the IR cut short or followed by more than a few bytes (module.cpp). In memory, without
+// a length, it is refused with a message that says so.
 #include <cstring>
 #include <string>
 
