@@ -99,8 +99,8 @@ TEST_SUITE("devices") {
   }
 
   // What a device attribute advertises, a program may rely on: features the driver does not
-  // implement (stream memory operations, tensor maps, external semaphores, compressible memory)
-  // read 0, as on a device without them.
+  // implement (stream memory operations, tensor maps, external semaphores, compressible memory,
+  // textures and surfaces, unified function pointers) read 0, as on a device without them.
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "device attributes advertise only what is implemented") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 0);
@@ -111,10 +111,45 @@ TEST_SUITE("devices") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == 0);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) == 0);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED) == 0);
-    // ... and what it does implement reads 1.
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH) == 0);
+    // "Device supports unified function pointers": cuLibraryGetUnifiedFunction finds none here.
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS) == 0);
+    // No CUDA arrays, texture or surface objects, nor the PTX tex/tld4/suld/sust instructions:
+    // no texture or surface of any size can be made, and there is no tex2Dgather. The
+    // alignments are requirements (of pitched memory too), not capabilities, and stay.
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER) == 0);
+    int limits = 0;
+    for (const Attribute& a : kAttributes) {
+      const std::string name = a.name;
+      if (name.find("MAXIMUM_TEXTURE") == std::string::npos &&
+          name.find("MAXIMUM_SURFACE") == std::string::npos) {
+        continue;
+      }
+      INFO(name);
+      CHECK(attribute(static_cast<CUdevice_attribute>(a.value)) == 0);
+      ++limits;
+    }
+    CHECK(limits >= 40);  // every texture and surface size of cuda.h
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT) == 512);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT) == 512);
+    // ... and what it does implement reads 1 (or the handle types it exports).
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES) ==
+          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);  // device and host NUMA pools (ipc_test)
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED) == 1);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuDeviceGetName fits the name into the given length") {

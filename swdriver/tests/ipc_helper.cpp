@@ -14,6 +14,9 @@
 //   ipc_helper pool <fd> <pointer data> <ints>  imports the pool whose descriptor it inherited and
 //                                             the allocation (values i), adds 1 to each value,
 //                                             frees it and destroys the pool
+//   ipc_helper host-pool <fd> <pointer data> <ints>  the same with a host NUMA pool: checks that
+//                                             the import is pinned host memory, which it
+//                                             reads and writes through its host pointer
 //   ipc_helper serve <ints>                   (SWCUDA_EXEC=deferred) exports memory (values
 //                                             3*i) and an event recorded after a memset of 0x77,
 //                                             prints both handles, runs them on "go", checks
@@ -267,6 +270,18 @@ int event(const CUipcEventHandle& handle) {
   return 0;
 }
 
+CUmemPoolPtrExportData pointer_data(const std::string& hex) {
+  CUmemPoolPtrExportData data{};
+  if (hex.size() != 2 * sizeof data.reserved) {
+    std::fprintf(stderr, "ipc_helper: pointer data has %zu hex digits\n", hex.size());
+    std::exit(2);
+  }
+  for (std::size_t i = 0; i < sizeof data.reserved; ++i) {
+    data.reserved[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  }
+  return data;
+}
+
 int pool(int fd, const std::string& hex, std::size_t count) {
   SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
   SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
@@ -278,11 +293,7 @@ int pool(int fd, const std::string& hex, std::size_t count) {
   SWCU_TEST_FN(mem_free, cuMemFree_v2);
   SWCU_TEST_FN(to_host, cuMemcpyDtoH_v2);
   SWCU_TEST_FN(to_device, cuMemcpyHtoD_v2);
-  CUmemPoolPtrExportData data{};
-  if (hex.size() != 2 * sizeof data.reserved) return 2;
-  for (std::size_t i = 0; i < sizeof data.reserved; ++i) {
-    data.reserved[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-  }
+  CUmemPoolPtrExportData data = pointer_data(hex);
   CUcontext ctx = nullptr;
   SWCU_TEST_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
   SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
@@ -303,6 +314,55 @@ int pool(int fd, const std::string& hex, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) SWCU_TEST_CHECK(values[i] == static_cast<int>(i));
   for (int& v : values) ++v;
   SWCU_TEST_EXPECT(to_device(p, values.data(), bytes), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(mem_free(p), CUDA_SUCCESS);  // before the exporter frees it
+  SWCU_TEST_EXPECT(pool_destroy(imported), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(nullptr), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(primary_release(0), CUDA_SUCCESS);
+  return 0;
+}
+
+int host_pool(int fd, const std::string& hex, std::size_t count) {
+  SWCU_TEST_FN(primary_retain, cuDevicePrimaryCtxRetain);
+  SWCU_TEST_FN(primary_release, cuDevicePrimaryCtxRelease_v2);
+  SWCU_TEST_FN(set_current, cuCtxSetCurrent);
+  SWCU_TEST_FN(import_pool, cuMemPoolImportFromShareableHandle);
+  SWCU_TEST_FN(import_pointer, cuMemPoolImportPointer);
+  SWCU_TEST_FN(pool_get_access, cuMemPoolGetAccess);
+  SWCU_TEST_FN(pool_destroy, cuMemPoolDestroy);
+  SWCU_TEST_FN(pointer_attribute, cuPointerGetAttribute);
+  SWCU_TEST_FN(mem_free, cuMemFree_v2);
+  SWCU_TEST_FN(to_host, cuMemcpyDtoH_v2);
+  CUmemPoolPtrExportData data = pointer_data(hex);
+  CUcontext ctx = nullptr;
+  SWCU_TEST_EXPECT(primary_retain(&ctx, 0), CUDA_SUCCESS);
+  SWCU_TEST_EXPECT(set_current(ctx), CUDA_SUCCESS);
+  CUmemoryPool imported = nullptr;
+  SWCU_TEST_EXPECT(import_pool(&imported, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                   CUDA_SUCCESS);
+  close(fd);
+  // The host CPU's pool: read-write for the host, as cuMemPoolCreate made it in the exporter.
+  CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_MAX;
+  CUmemLocation host{CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+  SWCU_TEST_EXPECT(pool_get_access(&flags, imported, &host), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  CUdeviceptr p = 0;
+  SWCU_TEST_EXPECT(import_pointer(&p, imported, &data), CUDA_SUCCESS);
+  unsigned type = 0;
+  SWCU_TEST_EXPECT(pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(type == CU_MEMORYTYPE_HOST);
+  CUmemoryPool owner = nullptr;
+  SWCU_TEST_EXPECT(pointer_attribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(owner == imported);
+  void* address = nullptr;
+  SWCU_TEST_EXPECT(pointer_attribute(&address, CU_POINTER_ATTRIBUTE_HOST_POINTER, p), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(address == reinterpret_cast<void*>(p));
+  auto* const values = static_cast<int*>(address);
+  for (std::size_t i = 0; i < count; ++i) SWCU_TEST_CHECK(values[i] == static_cast<int>(i));
+  for (std::size_t i = 0; i < count; ++i) ++values[i];
+  int last = 0;  // a copy sees what the CPU wrote
+  SWCU_TEST_EXPECT(to_host(&last, p + (count - 1) * sizeof(int), sizeof last), CUDA_SUCCESS);
+  SWCU_TEST_CHECK(last == static_cast<int>(count));
   SWCU_TEST_EXPECT(mem_free(p), CUDA_SUCCESS);  // before the exporter frees it
   SWCU_TEST_EXPECT(pool_destroy(imported), CUDA_SUCCESS);
   SWCU_TEST_EXPECT(set_current(nullptr), CUDA_SUCCESS);
@@ -388,10 +448,12 @@ int main(int argc, char** argv) {
     status = event(from_hex<CUipcEventHandle>(argv[2]));
   } else if (scenario == "pool" && argc == 5) {
     status = pool(std::stoi(argv[2]), argv[3], std::stoul(argv[4]));
+  } else if (scenario == "host-pool" && argc == 5) {
+    status = host_pool(std::stoi(argv[2]), argv[3], std::stoul(argv[4]));
   } else if (scenario == "serve" && argc == 3) {
     status = serve(std::stoul(argv[2]));
   } else {
-    std::fprintf(stderr, "usage: ipc_helper memory|fault|event|pool|serve ...\n");
+    std::fprintf(stderr, "usage: ipc_helper memory|fault|event|pool|host-pool|serve ...\n");
   }
   if (status == 0 && g_control->live_handles_total() != 0) {
     std::fprintf(stderr, "ipc_helper: %zu live handles left\n", g_control->live_handles_total());

@@ -160,6 +160,18 @@ CUmemoryPool create_pool(CUmemAllocationHandleType handle_types) {
   return pool;
 }
 
+// A pinned pool of host NUMA node 0 (the only one), shareable as a POSIX descriptor.
+CUmemoryPool create_host_numa_pool() {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  props.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  props.location.id = 0;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(swcu::test::api().cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+  return pool;
+}
+
 std::string to_hex_bytes(const unsigned char (&bytes)[64]) {
   std::string hex;
   char digits[3];
@@ -496,6 +508,57 @@ TEST_SUITE("ipc") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(values.data(), p, count * sizeof(int)));
     for (std::size_t i = 0; i < count; ++i) REQUIRE(values[i] == static_cast<int>(i) + 1);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(first, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  // A pool of pinned host memory (CU_MEM_LOCATION_TYPE_HOST_NUMA; HOST pools "are not IPC
+  // capable") is shared like a device pool, and its import is the same kind of pool: pinned host
+  // memory the host CPU reads and writes at its address, with the host CPU's access.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a host NUMA pool is imported, here and in another process, as host memory") {
+    const CUcontext ctx = create_context();
+    const CUmemoryPool shared = create_host_numa_pool();
+    constexpr std::size_t count = 3000;  // more than a page
+    CUdeviceptr p = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAllocFromPoolAsync(&p, count * sizeof(int), shared, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    auto* const host = reinterpret_cast<int*>(p);  // pinned host memory: the CPU writes it
+    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<int>(i);
+    int fd = -1;
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pool(&fd, shared, kPosixFd, 0));
+    CUmemPoolPtrExportData data{};
+    SWCU_TEST_REQUIRE_SUCCESS(pools().export_pointer(&data, p));
+
+    // Imported in this process: another mapping of the same host memory.
+    CUmemoryPool imported = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(pools().import_pool(
+        &imported, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)), kPosixFd, 0));
+    CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_MAX;
+    CUmemLocation where{CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolGetAccess(&flags, imported, &where));
+    CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);  // "accessibility ... from the host CPU"
+    CUdeviceptr q = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(pools().import_pointer(&q, imported, &data));
+    unsigned type = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, q));
+    CHECK(type == CU_MEMORYTYPE_HOST);
+    void* host_pointer = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&host_pointer, CU_POINTER_ATTRIBUTE_HOST_POINTER, q));
+    CHECK(host_pointer == reinterpret_cast<void*>(q));
+    CHECK(reinterpret_cast<const int*>(q)[count - 1] == static_cast<int>(count - 1));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(q));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(imported));
+
+    // Imported by another process, which adds 1 to each value through its host pointer.
+    REQUIRE(fcntl(fd, F_SETFD, 0) == 0);  // inherited across exec
+    Helper helper(
+        {"host-pool", std::to_string(fd), to_hex_bytes(data.reserved), std::to_string(count)});
+    close(fd);
+    REQUIRE(helper.wait() == 0);
+    for (std::size_t i = 0; i < count; ++i) REQUIRE(host[i] == static_cast<int>(i) + 1);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, nullptr));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPoolDestroy(shared));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));

@@ -169,6 +169,40 @@ TEST_SUITE("libraries") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(a));
   }
 
+  // "If no unified function with name symbol exists, the call returns CUDA_ERROR_NOT_FOUND. If
+  // there is no device with attribute CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS present in
+  // the system, the call may return CUDA_ERROR_NOT_FOUND": no device here has it.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuLibraryGetUnifiedFunction finds no function") {
+    int unified = -1;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuDeviceGetAttribute(&unified, CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, 0));
+    CHECK(unified == 0);
+    CUlibrary lib = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuLibraryLoadFromFile(&lib, swcu::test::kernel_file("sw_kernels.ptx").c_str(),
+                                    nullptr, nullptr, 0, nullptr, nullptr, 0));
+    int marker = 0;
+    void* fptr = &marker;
+    for (const char* symbol : {"saxpy", "counter", "nothing"}) {  // a kernel, a global, nothing
+      INFO(symbol);
+      SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetUnifiedFunction(&fptr, lib, symbol),
+                             CUDA_ERROR_NOT_FOUND);
+    }
+    CHECK(fptr == &marker);  // untouched
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetUnifiedFunction(nullptr, lib, "saxpy"),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetUnifiedFunction(&fptr, lib, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetUnifiedFunction(&fptr, nullptr, "saxpy"),
+                           CUDA_ERROR_INVALID_HANDLE);
+    REQUIRE(ctl.add_fault_rule("cuLibraryGetUnifiedFunction:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetUnifiedFunction(&fptr, lib, "saxpy"),
+                           CUDA_ERROR_OUT_OF_MEMORY);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLibraryUnload(lib));
+    SWCU_TEST_CHECK_RESULT(mod().cuLibraryGetUnifiedFunction(&fptr, lib, "saxpy"),
+                           CUDA_ERROR_INVALID_HANDLE);
+  }
+
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "library loading checks its options and reports JIT logs") {
     CUlibrary lib = nullptr;

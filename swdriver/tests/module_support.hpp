@@ -48,6 +48,7 @@ namespace swcu::test {
   X(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, 12040)                                \
   X(cuLibraryGetModule, cuLibraryGetModule, 12000)                                              \
   X(cuLibraryGetGlobal, cuLibraryGetGlobal, 12000)                                              \
+  X(cuLibraryGetUnifiedFunction, cuLibraryGetUnifiedFunction, 12000)                            \
   X(cuKernelGetFunction, cuKernelGetFunction, 12000)                                            \
   X(cuKernelGetLibrary, cuKernelGetLibrary, 12050)                                              \
   X(cuKernelGetName, cuKernelGetName, 12030)                                                    \

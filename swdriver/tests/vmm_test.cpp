@@ -278,15 +278,17 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: cuMemSetAccess and cuMemGetAccess refuse what t
   SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 3 * kTwoMiB, &rw, 1), CUDA_ERROR_INVALID_VALUE);
   SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p + 2 * kTwoMiB, kTwoMiB, &rw, 1),
                          CUDA_ERROR_INVALID_VALUE);
-  // A device that does not exist; flags that are none; read-only (not supported here).
+  // A device that does not exist; flags other than PROT_NONE, PROT_READ and PROT_READWRITE
+  // (read-only mappings work: vmm_access_test.cpp).
   CUmemAccessDesc bad = rw;
   bad.location.id = 9;
   SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, &bad, 1), CUDA_ERROR_INVALID_DEVICE);
   bad = rw;
-  bad.flags = swcu::test::invalid_enum<CUmemAccess_flags>(2);
-  SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, &bad, 1), CUDA_ERROR_INVALID_VALUE);
-  bad.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
-  SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, &bad, 1), CUDA_ERROR_NOT_SUPPORTED);
+  for (const int flags : {2, 4, 7}) {
+    INFO(flags);
+    bad.flags = swcu::test::invalid_enum<CUmemAccess_flags>(flags);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, &bad, 1), CUDA_ERROR_INVALID_VALUE);
+  }
   // "Users cannot specify CU_MEM_LOCATION_TYPE_HOST_NUMA accessibility for allocations created
   // on with other location types"; the host, for device memory, neither.
   bad = rw;
@@ -294,8 +296,12 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: cuMemSetAccess and cuMemGetAccess refuse what t
   SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, &bad, 1), CUDA_ERROR_INVALID_VALUE);
   bad.location.type = CU_MEM_LOCATION_TYPE_HOST;
   SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, &bad, 1), CUDA_ERROR_INVALID_VALUE);
-  // Every descriptor is checked before any applies.
+  // Every descriptor is checked before any applies: neither read-write nor read-only is set.
+  CUmemAccessDesc read_only = rw;
+  read_only.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
   const CUmemAccessDesc pair[] = {rw, bad};
+  const CUmemAccessDesc read_pair[] = {read_only, bad};
+  SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, read_pair, 2), CUDA_ERROR_INVALID_VALUE);
   SWCU_TEST_CHECK_RESULT(cu.cuMemSetAccess(p, 2 * kTwoMiB, pair, 2), CUDA_ERROR_INVALID_VALUE);
   unsigned long long flags = 99;
   CUmemLocation loc{CU_MEM_LOCATION_TYPE_DEVICE, 0};

@@ -52,7 +52,8 @@ CUresult code_of(ptx::Fault f) noexcept {
 
 // The live memory a kernel may touch: every allocation that is not waiting for its
 // stream-ordered allocation (read-only where the device may only read it: pool memory with
-// read access, read-only registrations), and the context's device heap.
+// read access, read-only registrations, mappings cuMemSetAccess made read-only), and the
+// context's device heap.
 std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
   std::vector<ptx::MemoryRange> out;
   out.reserve(s.address_map.size() + ctx.device_heap.size());
@@ -64,8 +65,9 @@ std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
       continue;
     }
     if (a->kind == SWCU_ADDRESS_RESERVATION) {  // only what the device may access (vmm.hpp)
-      for (const auto& [first, end] : vmm_device_ranges(*a, ctx.device))
-        out.push_back({first, end});
+      for (const VmmDeviceRange& r : vmm_device_ranges(*a, ctx.device)) {
+        out.push_back({r.first, r.end, r.read_only});
+      }
       continue;
     }
     out.push_back(

@@ -56,14 +56,19 @@ struct EventHandle {
 static_assert(sizeof(EventHandle) <= sizeof(CUipcEventHandle));
 
 constexpr std::uint32_t kPoolMagic = 0x70637773;     // "swcp"
+constexpr std::uint32_t kPoolFileVersion = 2;        // 2: the pool's location
 constexpr std::uint32_t kPointerMagic = 0x61637773;  // "swca"
 
-// The first bytes of a pool file (its first page is the header's).
+// The first bytes of a pool file (its first page is the header's): what the importer needs to
+// make the same kind of pool.
 struct PoolFileHeader {
   std::uint32_t magic;
   std::uint32_t version;
-  std::int32_t device;  ///< the exporter's device ordinal
-  std::int32_t pid;     ///< the process that created the pool (for diagnostics)
+  std::int32_t device;         ///< the device ordinal of a device pool (0 otherwise)
+  std::int32_t pid;            ///< the process that created the pool (for diagnostics)
+  std::int32_t alloc_type;     ///< CUmemAllocationType (pinned: the only shareable type)
+  std::int32_t location_type;  ///< CUmemLocationType: DEVICE or HOST_NUMA
+  std::int32_t location_id;    ///< the device ordinal or host NUMA node
 };
 
 // The bytes of a CUmemPoolPtrExportData made by this driver.
@@ -260,7 +265,8 @@ bool create_pool_file(PoolData& pool) noexcept {
   const int fd = memfd_create("swcuda-memory-pool", MFD_CLOEXEC);
   if (fd < 0) return false;
   const std::size_t page = page_size();
-  const PoolFileHeader h{kPoolMagic, kHandleVersion, pool.device, getpid()};
+  const PoolFileHeader h{kPoolMagic,      kPoolFileVersion,   pool.device,     getpid(),
+                         pool.alloc_type, pool.location_type, pool.location_id};
   if (ftruncate(fd, static_cast<off_t>(page)) != 0 ||
       pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
     close(fd);
@@ -502,7 +508,8 @@ CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool,
 }
 
 // `handle` is the descriptor's number cast to a pointer. The caller keeps its descriptor; the
-// pool holds a duplicate.
+// pool holds a duplicate. The pool is of the exporter's kind: device memory of the same device
+// ordinal, or pinned memory of the same host NUMA node, with the access cuMemPoolCreate gives.
 CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle,
                                             CUmemAllocationHandleType handleType,
                                             unsigned long long flags) {
@@ -516,19 +523,32 @@ CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle
     const int fd = static_cast<int>(number);
     swcu::PoolFileHeader h{};
     if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) ||
-        h.magic != swcu::kPoolMagic || h.version != swcu::kHandleVersion) {
+        h.magic != swcu::kPoolMagic || h.version != swcu::kPoolFileVersion ||
+        h.alloc_type != CU_MEM_ALLOCATION_TYPE_PINNED) {
       return CUDA_ERROR_INVALID_VALUE;  // not a descriptor cuMemPoolExportToShareableHandle made
     }
-    if (s.device(h.device) == nullptr) return CUDA_ERROR_INVALID_VALUE;  // no such device here
+    switch (h.location_type) {
+      case CU_MEM_LOCATION_TYPE_DEVICE:  // a device this process has
+        if (h.location_id != h.device || s.device(h.device) == nullptr) {
+          return CUDA_ERROR_INVALID_VALUE;
+        }
+        break;
+      case CU_MEM_LOCATION_TYPE_HOST_NUMA:  // a node this process has (0, the only one)
+        if (h.location_id != 0 || h.device != 0) return CUDA_ERROR_INVALID_VALUE;
+        break;
+      default: return CUDA_ERROR_INVALID_VALUE;  // no other pool is shareable
+    }
     auto data = std::make_shared<swcu::PoolData>();
     data->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (data->fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;  // no descriptor left
     data->imported = true;
+    data->alloc_type = h.alloc_type;
+    data->location_type = h.location_type;
+    data->location_id = h.location_id;
     data->device = h.device;
     data->handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     data->inode = swcu::inode_of(data->fd);
-    data->access.assign(s.devices.size(), CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    data->access[static_cast<std::size_t>(data->device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    swcu::give_default_access(*data, s.devices.size());
     auto* const created =
         s.registry(SWCU_MEMORY_POOL).add(std::make_unique<swcu::MemoryPool>(data));
     data->handle = created;
@@ -559,9 +579,10 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdevicep
   });
 }
 
-// A new mapping of the allocation's range of the imported pool's file: a device allocation of
-// no context, freed with cuMemFree or cuMemFreeAsync (which unmap it, and leave the memory to
-// its exporter).
+// A new mapping of the allocation's range of the imported pool's file, memory of the pool's
+// kind (device memory, or pinned host memory of a host NUMA pool, of the exporter's device
+// ordinal as its pointer attributes report it): a stream-ordered allocation of no context, freed
+// with cuMemFree or cuMemFreeAsync (which unmap it, and leave the memory to its exporter).
 CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
                                 CUmemPoolPtrExportData* shareData) {
   return call(Sym::cuMemPoolImportPointer, [=](State& s) -> CUresult {
@@ -582,7 +603,9 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
         d.mapping_size > static_cast<std::uint64_t>(st.st_size) - d.offset) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    auto a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, Allocation::Memory::device);
+    auto a = std::make_unique<Allocation>(SWCU_DEVICE_ALLOCATION, p->host_pinned()
+                                                                      ? Allocation::Memory::host
+                                                                      : Allocation::Memory::device);
     void* const m = mmap(nullptr, static_cast<std::size_t>(d.mapping_size), PROT_READ | PROT_WRITE,
                          MAP_SHARED | MAP_NORESERVE, p->fd, static_cast<off_t>(d.offset));
     if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -590,7 +613,8 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
     a->mapping_size = static_cast<std::size_t>(d.mapping_size);
     a->base = reinterpret_cast<std::uintptr_t>(m);
     a->size = static_cast<std::size_t>(d.size);
-    a->device = p->device;
+    // Device memory is its pool's device's; host memory the exporter's stream's device's.
+    a->device = p->charges_device() || s.device(d.device) == nullptr ? p->device : d.device;
     a->pool = p;
     a->pool_offset = d.offset;
     a->buffer_id = s.next_buffer_id++;

@@ -21,7 +21,9 @@
 // file: a header page (PoolFileHeader), then each allocation at an offset of its own, never
 // reused (a free punches a hole, so the memory goes back to the system). Exporting the pool
 // hands out a new descriptor of that file; importing takes a descriptor (inherited, or received
-// with SCM_RIGHTS), checks the header and keeps a duplicate. Exported pointer data names the
+// with SCM_RIGHTS), checks the header (which records the pool's allocation type and location,
+// so that the import is the same kind of pool: device memory, or pinned host memory of a host
+// NUMA pool) and keeps a duplicate. Exported pointer data names the
 // file's inode, the offset and the size: the importer maps that range of its descriptor, so
 // both processes see the same bytes.
 #pragma once

@@ -198,6 +198,17 @@ void reclaim_memory(State& s, Context& ctx) noexcept {
   for (Allocation* a : owned) free_allocation(s, *a, true);
 }
 
+void give_default_access(PoolData& pool, std::size_t devices) {
+  const bool managed = pool.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED;
+  pool.access.assign(devices,
+                     managed ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  if (pool.charges_device()) {
+    pool.access[static_cast<std::size_t>(pool.device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  } else {
+    pool.host_access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+}
+
 std::shared_ptr<PoolData> find_pool(State& s, const void* handle) noexcept {
   if (handle == nullptr) return nullptr;
   if (const auto* pool = s.find<MemoryPool>(SWCU_MEMORY_POOL, handle)) return pool->data;
@@ -272,7 +283,7 @@ bool device_may_access(State& s, int device, std::uintptr_t address, std::size_t
                        bool write) {
   const Allocation* const a = find_allocation(s, address);
   if (device < 0 || a == nullptr) return true;
-  if (a->kind == SWCU_ADDRESS_RESERVATION) return vmm_device_may(*a, address, bytes, device);
+  if (a->kind == SWCU_ADDRESS_RESERVATION) return vmm_device_may(*a, address, bytes, device, write);
   if (!a->pool || !a->pool->charges_device()) return true;
   const int flags = device_access(*a, device);
   return write ? flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE

@@ -72,6 +72,11 @@ struct PoolData {
   }
 };
 
+/// Gives a new pool the access cuMemPoolCreate documents, over `devices` devices: "By default,
+/// the pool's memory will be accessible from the device it is allocated on", a host pool's "from
+/// the host CPU"; managed memory from every processor.
+void give_default_access(PoolData& pool, std::size_t devices);
+
 /// A memory pool handle: SWCU_MEMORY_POOL for created pools; default pools are not handles the
 /// program owns and live in State::default_pools.
 struct MemoryPool final : Object {

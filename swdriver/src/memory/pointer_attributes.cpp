@@ -6,6 +6,7 @@
 
 #include "memory/memory.hpp"
 #include "memory/vmm.hpp"
+#include "memory/vmm_allocation.hpp"
 
 namespace swcu {
 namespace {
@@ -28,20 +29,18 @@ bool plain_device_memory(const Allocation& a) {
 // read-write (a read-only registration: read); a reserved range as cuMemSetAccess set the
 // mapping at `ptr`.
 int access_flags(const State& s, const Allocation& a, std::uintptr_t ptr, const Context& ctx) {
+  int flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;  // CUmemAccess_flags
   if (a.kind == SWCU_ADDRESS_RESERVATION) {
     std::uintptr_t base = 0;
     const VmmMapping* const m = vmm_mapping_at(a, ptr, base);
     const auto device = static_cast<std::size_t>(ctx.device);
-    return m != nullptr && device < m->access.size() &&
-                   m->access[device] == CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-               ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
-               : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+    if (m != nullptr && device < m->access.size()) flags = m->access[device];
+  } else if (a.pool || a.memory != Allocation::Memory::device || a.ctx == nullptr ||
+             a.ctx == &ctx || a.device == ctx.device ||
+             s.peer_access.contains({ctx.id, a.ctx->id})) {
+    flags = device_access(a, ctx.device);  // not another context's memory without peer access
   }
-  if (!a.pool && a.memory == Allocation::Memory::device && a.ctx != nullptr && a.ctx != &ctx &&
-      a.device != ctx.device && !s.peer_access.contains({ctx.id, a.ctx->id})) {
-    return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
-  }
-  switch (device_access(a, ctx.device)) {
+  switch (flags) {
     case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
     case CU_MEM_ACCESS_FLAGS_PROT_READ: return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ;
     default: return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
@@ -57,11 +56,18 @@ CUresult pointer_attribute(const State& s, int attribute, void* data, const Allo
   const bool known = a != nullptr;
   if (!known && strict) return CUDA_ERROR_INVALID_VALUE;
   using M = Allocation::Memory;
+  // In a reserved range, the cuMemMap mapping that holds `ptr` and its physical allocation.
+  const bool reserved = known && a->kind == SWCU_ADDRESS_RESERVATION;
+  std::uintptr_t mapping_base = 0;
+  const VmmMapping* const mapping = reserved ? vmm_mapping_at(*a, ptr, mapping_base) : nullptr;
+  const VmmAllocation* const physical = mapping != nullptr ? mapping->allocation : nullptr;
   const bool host_memory = known && (a->memory == M::host || a->memory == M::registered);
-  // Host memory has a device address when it is mapped (DEVICEMAP); host pool memory always.
+  // Host memory has a device address when it is mapped (DEVICEMAP); host pool memory always; a
+  // reserved range where cuMemMap mapped an allocation.
   const bool mapped =
       known && (a->memory != M::host || a->pool || (a->flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0) &&
-      (a->memory != M::registered || (a->flags & CU_MEMHOSTREGISTER_DEVICEMAP) != 0);
+      (a->memory != M::registered || (a->flags & CU_MEMHOSTREGISTER_DEVICEMAP) != 0) &&
+      (!reserved || mapping != nullptr);
   switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
       // Stream-ordered allocations belong to no context (cuCtxDestroy does not free them).
@@ -109,23 +115,41 @@ CUresult pointer_attribute(const State& s, int attribute, void* data, const Allo
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
       put(data, known && a->memory == M::managed ? 1 : 0);
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-      put(data, known ? a->device : static_cast<int>(CU_DEVICE_INVALID));
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+      int ordinal = known ? a->device : static_cast<int>(CU_DEVICE_INVALID);
+      // Mapped device memory is its physical allocation's device's.
+      if (physical != nullptr && raw(physical->prop.location.type) == CU_MEM_LOCATION_TYPE_DEVICE) {
+        ordinal = physical->prop.location.id;
+      }
+      put(data, ordinal);
       return CUDA_SUCCESS;
+    }
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
       put(data, static_cast<CUdeviceptr>(known ? a->base : 0));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
       put(data, known ? a->size : std::size_t{0});
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MAPPED: put(data, known ? 1 : 0); return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+      // "in a valid address range that is mapped to a backing allocation": in a reserved range,
+      // only where cuMemMap mapped one.
+      put(data, known && (!reserved || mapping != nullptr) ? 1 : 0);
+      return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
       // cuIpcGetMemHandle takes cuMemAlloc and cuMemAllocPitch memory (ipc.cpp).
       put(data, known && plain_device_memory(*a) ? 1 : 0);
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-      put(data, static_cast<unsigned long long>(known && a->pool ? a->pool->handle_types : 0));
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: {
+      // "the allowed handle types for an allocation that may be passed to
+      // cuMemExportToShareableHandle": a mapping's cuMemCreate requestedHandleTypes; a pool's
+      // handle types (cuMemPoolExportToShareableHandle); none for other memory.
+      unsigned long long types = known && a->pool ? a->pool->handle_types : 0;
+      if (physical != nullptr) {
+        types = static_cast<unsigned>(raw(physical->prop.requestedHandleTypes));
+      }
+      put(data, types);
       return CUDA_SUCCESS;
+    }
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
       put(data, 0);  // no GPUDirect RDMA (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED is 0)
       return CUDA_SUCCESS;
@@ -148,10 +172,9 @@ CUresult pointer_attribute(const State& s, int attribute, void* data, const Allo
       // one mapping of its own.
       std::uintptr_t base = known ? a->base : 0;
       std::size_t size = known ? a->size : 0;
-      if (known && a->kind == SWCU_ADDRESS_RESERVATION) {
-        const VmmMapping* const m = vmm_mapping_at(*a, ptr, base);
-        size = m != nullptr ? m->size : 0;
-        if (m == nullptr) base = 0;
+      if (reserved) {
+        base = mapping != nullptr ? mapping_base : 0;
+        size = mapping != nullptr ? mapping->size : 0;
       }
       if (attribute == CU_POINTER_ATTRIBUTE_MAPPING_SIZE) {
         put(data, size);
@@ -160,8 +183,14 @@ CUresult pointer_attribute(const State& s, int attribute, void* data, const Allo
       }
       return CUDA_SUCCESS;
     }
-    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:  // the physical allocation: the allocation itself
-      put(data, known ? a->buffer_id : 0ULL);
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+      // "A process-wide unique id corresponding to the physical allocation the pointer belongs
+      // to": in a reserved range the cuMemCreate allocation mapped there (every mapping of it,
+      // and every handle of it in this process, gives the same id; 0 where nothing is mapped);
+      // any other allocation is its own physical allocation.
+      put(data, physical != nullptr  ? physical->block_id
+                : known && !reserved ? a->buffer_id
+                                     : 0ULL);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(data, 0); return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;

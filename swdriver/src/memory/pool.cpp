@@ -310,16 +310,7 @@ CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
     data->device = where.location_type == CU_MEM_LOCATION_TYPE_DEVICE ? where.location_id : 0;
     data->max_size = poolProps->maxSize;
     data->handle_types = static_cast<unsigned int>(swcu::raw(poolProps->handleTypes));
-    // "By default, the pool's memory will be accessible from the device it is allocated on",
-    // host pools' "from the host CPU"; managed memory from every processor.
-    const bool managed = where.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED;
-    data->access.assign(s.devices.size(), managed ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-                                                  : CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    if (data->charges_device()) {
-      data->access[static_cast<std::size_t>(data->device)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    } else {
-      data->host_access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    }
+    swcu::give_default_access(*data, s.devices.size());
     if ((data->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0 &&
         !swcu::create_pool_file(*data)) {
       return CUDA_ERROR_OUT_OF_MEMORY;  // no descriptor or memory left for its shared file

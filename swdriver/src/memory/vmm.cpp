@@ -14,12 +14,17 @@ namespace swcu {
 namespace {
 
 constexpr int kNone = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+constexpr int kRead = CU_MEM_ACCESS_FLAGS_PROT_READ;
 constexpr int kReadWrite = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 
+// Whether someone (a device, or the host for host memory) may access the mapping at all.
 bool any_access(const VmmMapping& m) noexcept {
-  return m.host_access == kReadWrite ||
-         std::any_of(m.access.begin(), m.access.end(), [](int a) { return a == kReadWrite; });
+  return m.host_access != kNone ||
+         std::any_of(m.access.begin(), m.access.end(), [](int a) { return a != kNone; });
 }
+
+// Whether `flags` allow a write (read-write), or else a read (read-only or read-write).
+bool allows(int flags, bool write) noexcept { return write ? flags == kReadWrite : flags != kNone; }
 
 // The reservation that holds all of [ptr, ptr + size); nullptr if none.
 Allocation* reservation_of(State& s, std::uintptr_t ptr, std::size_t size) noexcept {
@@ -49,7 +54,9 @@ std::vector<std::map<std::uintptr_t, VmmMapping>::iterator> whole_mappings(Alloc
 }
 
 // Gives the pages of a mapping the protection its access flags need: read-write when anyone
-// may access it, else none (so that a stray host access faults as on a GPU).
+// may access it, else none (so that a stray host access faults as on a GPU). Read-only access
+// keeps the pages writable: the driver refuses writes itself (copies, memsets, kernels), and a
+// staged peer copy, which checks no access, must not crash the process.
 void protect(std::uintptr_t base, const VmmMapping& m) noexcept {
   mprotect(reinterpret_cast<void*>(base), m.size,
            any_access(m) ? PROT_READ | PROT_WRITE : PROT_NONE);
@@ -151,11 +158,11 @@ bool vmm_accessible(const Allocation& r, std::uintptr_t address, std::size_t byt
   return mapped_throughout(r, address, bytes, any_access);
 }
 
-bool vmm_device_may(const Allocation& r, std::uintptr_t address, std::size_t bytes,
-                    int device) noexcept {
+bool vmm_device_may(const Allocation& r, std::uintptr_t address, std::size_t bytes, int device,
+                    bool write) noexcept {
   const auto d = static_cast<std::size_t>(device);
-  return mapped_throughout(r, address, bytes, [d](const VmmMapping& m) {
-    return (d < m.access.size() && m.access[d] == kReadWrite) || m.host_access == kReadWrite;
+  return mapped_throughout(r, address, bytes, [d, write](const VmmMapping& m) {
+    return (d < m.access.size() && allows(m.access[d], write)) || allows(m.host_access, write);
   });
 }
 
@@ -170,17 +177,17 @@ const VmmMapping* vmm_mapping_at(const Allocation& r, std::uintptr_t address,
   return &it->second;
 }
 
-std::vector<std::pair<std::uintptr_t, std::uintptr_t>> vmm_device_ranges(const Allocation& r,
-                                                                         int device) {
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> out;
+std::vector<VmmDeviceRange> vmm_device_ranges(const Allocation& r, int device) {
+  std::vector<VmmDeviceRange> out;
   if (!r.vmm) return out;
   const auto d = static_cast<std::size_t>(device);
   for (const auto& [base, m] : r.vmm->mappings) {
-    if (d >= m.access.size() || m.access[d] != kReadWrite) continue;
-    if (!out.empty() && out.back().second == base) {
-      out.back().second = base + m.size;
+    if (d >= m.access.size() || m.access[d] == kNone) continue;
+    const bool read_only = m.access[d] == kRead;
+    if (!out.empty() && out.back().end == base && out.back().read_only == read_only) {
+      out.back().end = base + m.size;
     } else {
-      out.emplace_back(base, base + m.size);
+      out.push_back({base, base + m.size, read_only});
     }
   }
   return out;
@@ -309,8 +316,9 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 
 // "The range must be a fully mapped address range containing all allocations created by
 // cuMemMap / cuMemCreate." Every descriptor is checked before any is applied. Read-only access
-// (CU_MEM_ACCESS_FLAGS_PROT_READ) is not supported here: the interpreter cannot refuse stores
-// to such a range.
+// (CU_MEM_ACCESS_FLAGS_PROT_READ) lets the device load: its kernels fault on a store or atomic
+// there, and a copy or memset its stream runs into the range fails when it executes
+// (CUDA_ERROR_ILLEGAL_ADDRESS, sticky, as for pool memory the device may only read).
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
   return call(Sym::cuMemSetAccess, [=](State& s) -> CUresult {
     if (desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -321,8 +329,9 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
     for (int pass = 0; pass < 2; ++pass) {  // check everything, then apply
       for (std::size_t i = 0; i < count; ++i) {
         const int flags = swcu::raw(desc[i].flags);
-        if (flags == CU_MEM_ACCESS_FLAGS_PROT_READ) return CUDA_ERROR_NOT_SUPPORTED;
-        if (flags != swcu::kNone && flags != swcu::kReadWrite) return CUDA_ERROR_INVALID_VALUE;
+        if (flags != swcu::kNone && flags != swcu::kRead && flags != swcu::kReadWrite) {
+          return CUDA_ERROR_INVALID_VALUE;
+        }
         for (const auto& it : run) {
           int* slot = nullptr;
           if (const CUresult e = swcu::location_slot(s, desc[i].location, it->second, slot)) {

@@ -10,14 +10,16 @@
 // a kernel reads and writes the memory at its device address like any other device memory.
 //
 // Access: a mapping starts with no access (its pages PROT_NONE). find_range (memory.hpp) accepts
-// a range of a reservation only where it is mapped, without holes, and read-write for some
-// device; the interpreter's memory map (exec/interpret.cpp) holds the ranges the launching
-// context's device may access. Everything else in a reservation is an illegal address.
+// a range of a reservation only where it is mapped, without holes, and accessible (read-only or
+// read-write) to some device or the host; a copy or memset checks, when it executes, that the
+// device whose stream runs it may read its source and write its destination
+// (device_may_access); the interpreter's memory map (exec/interpret.cpp) holds the ranges the
+// launching context's device may access, read-only ones marked so that a store or atomic
+// faults. Everything else in a reservation is an illegal address.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <vector>
 
 #include "memory/memory.hpp"
@@ -41,24 +43,30 @@ struct VmmRanges {
 };
 
 /// Whether all of [address, address + bytes) of the reservation `r` is mapped, without holes,
-/// and read-write for some device.
+/// and accessible (read-only or read-write) to some device or the host.
 [[nodiscard]] bool vmm_accessible(const Allocation& r, std::uintptr_t address,
                                   std::size_t bytes) noexcept;
 
-/// Whether a copy or memset `device` runs may read and write all of [address, address + bytes)
-/// of the reservation `r`: mapped without holes, each mapping read-write for that device or,
-/// for memory on the host, for the host.
+/// Whether a copy or memset `device` runs may touch all of [address, address + bytes) of the
+/// reservation `r` (write: read-write, else read): mapped without holes, each mapping so
+/// accessible to that device or, for memory on the host, to the host.
 [[nodiscard]] bool vmm_device_may(const Allocation& r, std::uintptr_t address, std::size_t bytes,
-                                  int device) noexcept;
+                                  int device, bool write) noexcept;
 
 /// The mapping of the reservation `r` that holds `address`, with its first address in `base`;
 /// nullptr where nothing is mapped.
 [[nodiscard]] const VmmMapping* vmm_mapping_at(const Allocation& r, std::uintptr_t address,
                                                std::uintptr_t& base) noexcept;
 
-/// The ranges [first, end) of the reservation `r` that `device` may read and write, adjacent
-/// mappings merged, in address order.
-[[nodiscard]] std::vector<std::pair<std::uintptr_t, std::uintptr_t>> vmm_device_ranges(
-    const Allocation& r, int device);
+/// A range of a reservation that a device may access.
+struct VmmDeviceRange {
+  std::uintptr_t first = 0;
+  std::uintptr_t end = 0;
+  bool read_only = false;  ///< CU_MEM_ACCESS_FLAGS_PROT_READ: loads only
+};
+
+/// The ranges of the reservation `r` that `device` may access, adjacent mappings with the same
+/// access merged, in address order.
+[[nodiscard]] std::vector<VmmDeviceRange> vmm_device_ranges(const Allocation& r, int device);
 
 }  // namespace swcu

@@ -113,6 +113,16 @@ CUmemGenericAllocationHandle add(State& s, std::unique_ptr<VmmAllocation> v) {
   return handle_of(*raw_v);
 }
 
+// The memory block id of the memfd with `inode`: that of a live handle of the same memory, else
+// a new one.
+unsigned long long block_id_of(State& s, std::uint64_t inode) {
+  const auto same = s.registry(SWCU_VMM_ALLOCATION).handles_if([inode](const Object& o) {
+    return static_cast<const VmmAllocation&>(o).inode == inode;
+  });
+  if (!same.empty()) return s.find<VmmAllocation>(SWCU_VMM_ALLOCATION, same.front())->block_id;
+  return s.next_buffer_id++;
+}
+
 // cuMemImportFromShareableHandle of a POSIX descriptor: the allocation behind it, or the code.
 CUresult import_fd(State& s, int fd, CUmemGenericAllocationHandle* out) {
   struct stat st {};
@@ -140,6 +150,8 @@ CUresult import_fd(State& s, int fd, CUmemGenericAllocationHandle* out) {
   v->prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(h.handle_types);
   v->prop.location.type = static_cast<CUmemLocationType>(h.location_type);
   v->prop.location.id = h.location_id;
+  v->inode = static_cast<std::uint64_t>(st.st_ino);
+  v->block_id = block_id_of(s, v->inode);
   *out = add(s, std::move(v));
   return CUDA_SUCCESS;
 }
@@ -223,6 +235,9 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
     v->prop.location.id = on_device ? prop->location.id : 0;  // "id is ignored for HOST"
     v->prop.allocFlags.compressionType = 0;  // never compressible: "query ... to validate"
     v->charged = on_device ? size : 0;
+    struct stat st {};
+    v->inode = fstat(v->fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+    v->block_id = s.next_buffer_id++;  // a new physical allocation
     *handle = swcu::add(s, std::move(v));
     if (on_device) s.devices[static_cast<std::size_t>(prop->location.id)].memory_used += size;
     return CUDA_SUCCESS;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/api.hpp"
 
@@ -34,6 +35,10 @@ struct VmmAllocation final : Object {
   unsigned long long charged = 0;  ///< bytes charged to prop.location's device (not imports)
   unsigned refs = 1;               ///< handle references not yet released with cuMemRelease
   unsigned mappings = 0;           ///< cuMemMap ranges not yet unmapped
+  /// CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: the physical memory's id in this process, shared by
+  /// every handle of the same memory (an import of an allocation this process holds).
+  unsigned long long block_id = 0;
+  std::uint64_t inode = 0;  ///< of `fd`: what tells two handles of the same memory
 };
 
 /// The allocation a handle names while the program holds a reference to it; nullptr for any

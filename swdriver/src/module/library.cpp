@@ -187,6 +187,17 @@ CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
   });
 }
 
+// "If there is no device with attribute CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS present in
+// the system, the call may return CUDA_ERROR_NOT_FOUND": no device here has it (host code is not
+// run from a library), so no symbol names a unified function.
+CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) {
+  return call(Sym::cuLibraryGetUnifiedFunction, [=](State& s) -> CUresult {
+    if (fptr == nullptr || symbol == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (s.find<Library>(SWCU_LIBRARY, library) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_ERROR_NOT_FOUND;
+  });
+}
+
 CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
   return call(Sym::cuKernelGetFunction, [=](State& s) -> CUresult {
     if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
