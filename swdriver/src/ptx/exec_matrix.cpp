@@ -112,8 +112,8 @@ void Machine::multiply(Thread* lanes, const Inst& in, const MatrixForm& f) {
   const Fragment fa = fragment(f, MatrixRole::a), fb = fragment(f, MatrixRole::b);
   const Fragment fc = fragment(f, MatrixRole::c), fd = fragment(f, MatrixRole::d);
   const unsigned k = fa.cols;
-  std::vector<double> a(std::size_t{fa.rows} * k), bt(std::size_t{fb.cols} * k);
-  std::vector<double> c(std::size_t{fc.rows} * fc.cols);
+  // At most 32x16 (wmma .m32n8k16 A), 16x32 (B) and 32x32 (mma.m8n8k4.f16's four C blocks).
+  double a[512], bt[512], c[1024];
   std::uint64_t regs[16];
   for (unsigned lane = 0; lane < 32; ++lane) {
     read_fragment(lanes[lane], in.ops[1], fa.regs, regs);

@@ -205,10 +205,9 @@ void Parser::matrix_instruction(Inst& inst, std::string_view opcode, std::string
     } else {
       fail_at(line, std::string(opcode) + ": expected wmma.load, wmma.mma or wmma.store");
     }
-  } else if (base == "ldmatrix") {
-    f.kind = MatrixForm::Kind::ldmatrix;
-  } else if (base == "stmatrix") {
-    f.kind = MatrixForm::Kind::stmatrix;
+  } else if (base == "ldmatrix" || base == "stmatrix") {
+    f.kind = base == "ldmatrix" ? MatrixForm::Kind::ldmatrix : MatrixForm::Kind::stmatrix;
+    f.num = 0;  // .x1, .x2 or .x4 is required
   } else {
     f.kind = MatrixForm::Kind::movmatrix;
   }

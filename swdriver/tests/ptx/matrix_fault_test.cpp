@@ -86,6 +86,7 @@ TEST_SUITE("ptx.matrix_fault") {
         {"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1}, [%r2];",
          "operand r must be a vector of 4 registers, not 2"},
         {"ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r0}, %r2;", "must be an address"},
+        {"ldmatrix.sync.aligned.m8n8.shared.b16 {%r0}, [%r2];", "needs .x1, .x2 or .x4"},
         // register widths, types, layouts, qualifiers
         {"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%r0, %r1}, {%fd0}, {%fd1}, {%fd2, "
          "%fd3};",
