@@ -63,6 +63,14 @@ Machine::Step Machine::matrix(Thread* lanes, std::uint32_t group, std::uint32_t 
                               const Inst& in, std::uint32_t pc, std::uint32_t w) {
   const MatrixForm& f = p_.matrix_forms[in.form];
   const std::uint32_t n = lanes_of(w);
+  if (active == 0) {  // a guard false in every lane here (waiting lanes included): a no-op
+    for (std::uint32_t m = group; m != 0; m &= m - 1) {
+      Thread& t = lanes[std::countr_zero(m)];
+      t.state = TState::run;
+      t.pc = pc + 1;
+    }
+    return Step::next;
+  }
   cur_ = &lanes[std::countr_zero(group)];
   if (n < 32) {
     fault(Fault::illegal_instruction,
@@ -84,21 +92,19 @@ Machine::Step Machine::matrix(Thread* lanes, std::uint32_t group, std::uint32_t 
     }
     return Step::rescan;
   }
-  if (active != 0 && active != kWarp) {
+  if (active != kWarp) {
     fault(Fault::illegal_instruction,
           describe(f) + " with a guard true only in lanes " + lane_list(active) +
               " (.aligned: every lane of the warp must execute it; undefined on a GPU)");
   }
-  if (active != 0) {
-    switch (f.kind) {
-      case MatrixForm::Kind::mma:
-      case MatrixForm::Kind::wmma_mma: multiply(lanes, in, f); break;
-      case MatrixForm::Kind::wmma_load:
-      case MatrixForm::Kind::wmma_store: wmma_memory(lanes, in, f); break;
-      case MatrixForm::Kind::ldmatrix:
-      case MatrixForm::Kind::stmatrix: matrix_rows(lanes, in, f); break;
-      case MatrixForm::Kind::movmatrix: transpose(lanes, in); break;
-    }
+  switch (f.kind) {
+    case MatrixForm::Kind::mma:
+    case MatrixForm::Kind::wmma_mma: multiply(lanes, in, f); break;
+    case MatrixForm::Kind::wmma_load:
+    case MatrixForm::Kind::wmma_store: wmma_memory(lanes, in, f); break;
+    case MatrixForm::Kind::ldmatrix:
+    case MatrixForm::Kind::stmatrix: matrix_rows(lanes, in, f); break;
+    case MatrixForm::Kind::movmatrix: transpose(lanes, in); break;
   }
   for (std::uint32_t i = 0; i < 32; ++i) {
     lanes[i].state = TState::run;

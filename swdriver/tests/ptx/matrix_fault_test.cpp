@@ -36,6 +36,7 @@ struct MatrixFaultTest : PtxTest {
     loaded = load_logged(ptxt::kernel(kRegs + body, prelude));
     const CUdeviceptr p = alloc(4096);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD8_v2(p, 0, 4096));
+    buffer = p;
     CUdeviceptr a = p, b = p;
     void* params[] = {&a, &b};
     swcu::test::StderrCapture capture;
@@ -51,6 +52,7 @@ struct MatrixFaultTest : PtxTest {
     CHECK(err.find("PTX line") != std::string::npos);
   }
   std::string err;
+  CUdeviceptr buffer = 0;  ///< the last launch's buffer
 };
 
 const char* kMma =
@@ -187,9 +189,17 @@ TEST_SUITE("ptx.matrix_fault") {
     expect_message("guard true only in lanes 0,1,2,3,4,5,6,7");
   }
 
+  // A predicated-off instruction does nothing, so it needs no warp to meet at it (nor a full one).
   TEST_CASE_FIXTURE(MatrixFaultTest, "ptx.matrix_fault: a guard false in every lane skips mma") {
-    const std::string body = "  setp.gt.u32 %p, %tx, 99;\n  @%p " + std::string(kMma) + "\n";
-    SWCU_TEST_CHECK_RESULT(launch(body), CUDA_SUCCESS);
+    const std::string body =
+        "  setp.gt.u32 %p, %tx, 99;\n  @%p " + std::string(kMma) + "\n  st.global.u32 [%out], 5;\n";
+    for (const unsigned threads : {32u, 16u}) {
+      INFO(threads, " threads");
+      SWCU_TEST_CHECK_RESULT(launch(body, threads), CUDA_SUCCESS);
+      unsigned v = 0;
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&v, buffer, 4));
+      CHECK(v == 5);
+    }
   }
 
   TEST_CASE_FIXTURE(MatrixFaultTest, "ptx.matrix_fault: lanes that diverged meet at mma") {
