@@ -2,7 +2,7 @@
 // swcu::ptx::parse_program (swdriver/src/ptx/parse_module.cpp). It must return a program or nullptr
 // with a one-line error, never crash, hang or allocate without bound. A program it returns is
 // checked for what the interpreter (exec_*.cpp) relies on without checking: every register, label,
-// vector, branch table, symbol and name index in range. Built and run by scripts/fuzz
+// vector, branch table, symbol, name and matrix form index in range. Built and run by scripts/fuzz
 // (docs/software-driver.md, "Fuzzing").
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +63,9 @@ void check(const swcu::ptx::Program& p) {
       if (in.guarded && in.guard >= f.regs) broken("guard register out of range", pc);
       if (in.op == swcu::ptx::Op::unsupported && in.name >= p.names.size()) {
         broken("unsupported name out of range", pc);
+      }
+      if (in.op == swcu::ptx::Op::matrix && in.form >= p.matrix_forms.size()) {
+        broken("matrix form out of range", pc);
       }
       for (std::size_t k = 0; k < in.nops; ++k) check_operand(p, f, in, in.ops[k], pc);
       check_operand(p, f, in, in.out2, pc);

@@ -2,8 +2,9 @@
 // interpreter's interface: a launch's threads, their frames, the CTA's barriers, and class
 // Machine, whose members are defined by concept: scheduling (exec_schedule.cpp), one instruction
 // (exec_step.cpp), special registers (exec_sregs.cpp), memory (exec_memory.cpp), calls and
-// built-ins (exec_calls.cpp), CTA barriers (exec_barriers.cpp) and warp collectives
-// (exec_warp.cpp). Operand reads and writes are inline here: every instruction makes them.
+// built-ins (exec_calls.cpp), CTA barriers (exec_barriers.cpp), warp collectives
+// (exec_warp.cpp) and warp-level matrix instructions (exec_matrix.cpp). Operand reads and writes
+// are inline here: every instruction makes them.
 #pragma once
 
 #include <algorithm>
@@ -202,6 +203,19 @@ class Machine {
 
   Step warp_collective(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
                        std::uint32_t pc, std::uint32_t w);
+
+  // ------------------------------------------ warp-level matrix instructions (exec_matrix.cpp)
+
+  Step matrix(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
+              std::uint32_t pc, std::uint32_t w);
+  void multiply(Thread* lanes, const Inst& in, const MatrixForm& f);
+  void wmma_memory(Thread* lanes, const Inst& in, const MatrixForm& f);
+  void matrix_rows(Thread* lanes, const Inst& in, const MatrixForm& f);
+  void transpose(Thread* lanes, const Inst& in);
+  // A fragment operand's `regs` register values of one thread, and back.
+  void read_fragment(Thread& t, const Operand& o, unsigned regs, std::uint64_t* out) const;
+  void write_fragment(Thread& t, const Operand& o, unsigned regs, Type elem,
+                      const std::uint64_t* in) const;
 
   Launch& l_;
   const Program& p_;

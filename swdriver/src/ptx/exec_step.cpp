@@ -196,6 +196,7 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
     case Op::match:
     case Op::redux:
     case Op::elect: return warp_collective(lanes, group, active, in, pc, w);
+    case Op::matrix: return matrix(lanes, group, active, in, pc, w);
     case Op::activemask: each(active, [&](Thread& t) { write(t, in.ops[0], group); }); break;
     case Op::unsupported:
       if (active != 0) {

@@ -1,6 +1,6 @@
 // Instructions (parser.hpp): the opcode table, the valid opcodes the interpreter does not run
 // yet (kUnsupported), modifiers (types, rounding, comparisons, sub-operations, flags), guards,
-// and operand lists, with call's own syntax.
+// and operand lists, with call's own syntax; matrix instructions go to parse_matrix.cpp.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -105,13 +105,7 @@ constexpr OpName kOps[] = {
 
 // Valid PTX opcodes the interpreter does not run yet: they load, and a launch that can reach
 // one fails naming it.
-constexpr std::string_view kUnsupported[] = {"mma",
-                                             "wmma",
-                                             "wgmma",
-                                             "ldmatrix",
-                                             "stmatrix",
-                                             "movmatrix",
-                                             "tex",
+constexpr std::string_view kUnsupported[] = {"tex",
                                              "tld4",
                                              "txq",
                                              "suld",
@@ -360,6 +354,10 @@ void Parser::instruction() {
                                    : Sub::v_absdiff;
     }
   }
+  if (is_matrix_opcode(base)) {
+    matrix_instruction(inst, opcode, base, parts, line);
+    return;
+  }
   bool unsupported = found == nullptr || found->op == Op::unsupported;
   if (!unsupported) inst.op = found->op;
   // Forms that stay unsupported for now.
@@ -381,11 +379,7 @@ void Parser::instruction() {
     }
     if (found != nullptr) known = true;
     if (!known) fail_at(line, "unknown instruction " + std::string(opcode));
-    inst.op = Op::unsupported;
-    inst.name = static_cast<std::uint32_t>(p_->names.size());
-    p_->names.emplace_back(opcode);
-    skip_to_semicolon();
-    p_->code.push_back(inst);
+    unsupported_instruction(inst, std::string(opcode));
     return;
   }
   if (base == "bar" || base == "barrier") {

@@ -3,7 +3,8 @@
 // and module variable (so calls and addresses may name what is defined later), the second
 // decodes bodies. Module level: parse_module.cpp; function bodies and their declarations:
 // parse_function.cpp; instructions: parse_instruction.cpp; operands: parse_operand.cpp; the
-// ISA's structural checks: parse_checks.cpp. Errors are thrown as ParseError with the PTX line.
+// ISA's structural checks: parse_checks.cpp; warp-level matrix instructions: parse_matrix.cpp.
+// Errors are thrown as ParseError with the PTX line.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +20,10 @@
 
 #include "ptx/parse_tokens.hpp"
 #include "ptx/program.hpp"
+
+namespace swcu::ptx {
+struct Fragment;
+}
 
 namespace swcu::ptx::detail {
 
@@ -156,6 +161,22 @@ class Parser {
   // call[.uni] [(ret,...),] target, [(args...)] [, proto];
   // ops[0]: target (sym function or reg); ops[1]: vec of return symbols; ops[2]: vec of args.
   void call_operands(Inst& inst, int line);
+  // A valid instruction the interpreter does not run, named `name` (a launch that can reach it
+  // fails); skips its operands.
+  void unsupported_instruction(Inst& inst, std::string name);
+
+  // ---- warp-level matrix instructions (parse_matrix.cpp)
+  // Whether `base` is one: mma, wmma, ldmatrix, stmatrix, movmatrix, wgmma.
+  static bool is_matrix_opcode(std::string_view base) {
+    return base == "mma" || base == "wmma" || base == "ldmatrix" || base == "stmatrix" ||
+           base == "movmatrix" || base == "wgmma";
+  }
+  // Decodes and checks one, from its modifiers `parts` to its ';'.
+  void matrix_instruction(Inst& inst, std::string_view opcode, std::string_view base,
+                          const std::vector<std::string_view>& parts, int line);
+  // Fails unless `o` is `fr.regs` registers of the fragment's container width.
+  void matrix_vector(const Operand& o, const Fragment& fr, std::string_view opcode,
+                     const char* what, int line) const;
 
   // ---- structural checks (parse_checks.cpp)
   // Predicate registers only where the ISA takes a predicate, and a predicate where it needs one.

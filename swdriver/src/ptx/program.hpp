@@ -272,6 +272,7 @@ enum class Op : std::uint16_t {
   elect,
   video,  ///< SIMD video instructions on 4 bytes or 2 halves (Inst::vec lanes)
   griddepcontrol,
+  matrix,  ///< mma, wmma, ldmatrix, stmatrix, movmatrix: Program::matrix_forms[Inst::form]
   nop,
   unsupported,
 };
@@ -395,12 +396,42 @@ struct Inst {
   std::uint8_t nops = 0;
   bool guarded = false;
   bool guard_neg = false;
+  std::uint16_t form = 0;   ///< Op::matrix: index into Program::matrix_forms
   std::uint32_t guard = 0;  ///< predicate register
   std::uint32_t flags = 0;
   std::uint32_t name = 0;  ///< unsupported: index into Program::names (the opcode text)
   std::uint32_t line = 0;  ///< PTX source line
   Operand ops[6];
   Operand out2;  ///< the second destination of `d|p` forms (setp, shfl, lop3, match, elect)
+};
+
+/// A warp-level matrix instruction's qualifiers (Op::matrix), decoded and checked against the
+/// PTX ISA's valid combinations when the module loads (parse_matrix.cpp). Identical forms share
+/// one entry of Program::matrix_forms.
+struct MatrixForm {
+  /// Which instruction.
+  enum class Kind : std::uint8_t {
+    mma,
+    wmma_load,
+    wmma_store,
+    wmma_mma,
+    ldmatrix,
+    stmatrix,
+    movmatrix
+  };
+  Kind kind = Kind::mma;
+  std::uint8_t m = 0, n = 0, k = 0;  ///< the shape (.m16n8k16; ldmatrix/stmatrix/movmatrix: 8x8)
+  char matrix = 'a';                 ///< wmma.load/wmma.store: 'a', 'b', 'c' or 'd'
+  bool row = true;                   ///< wmma.load/wmma.store: the memory layout is row-major
+  bool a_row = true;                 ///< mma/wmma.mma: .alayout is .row
+  bool b_row = false;                ///< mma/wmma.mma: .blayout is .row
+  Type atype = Type::none, btype = Type::none, ctype = Type::none, dtype = Type::none;
+  std::uint8_t num = 1;     ///< ldmatrix/stmatrix: .x1, .x2, .x4
+  bool trans = false;       ///< ldmatrix/stmatrix/movmatrix: .trans
+  bool satfinite = false;   ///< integer mma/wmma.mma: .satfinite
+  Round round = Round::rn;  ///< .f64 mma/wmma.mma: the rounding of each fused multiply-add
+
+  friend bool operator==(const MatrixForm&, const MatrixForm&) = default;
 };
 
 /// A parameter or return value of a function (.param), in its declared order.
@@ -464,6 +495,7 @@ struct Program {
   std::vector<std::uint32_t> vec_regs;
   std::vector<std::vector<std::uint32_t>> branch_tables;  ///< brx.idx targets (pcs)
   std::vector<std::string> names;                         ///< unsupported opcodes' text
+  std::vector<MatrixForm> matrix_forms;                   ///< Op::matrix instructions' forms
 
   /// The entry named `name`, or nullptr.
   [[nodiscard]] const Function* entry(std::string_view name) const noexcept;

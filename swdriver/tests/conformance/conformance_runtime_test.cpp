@@ -1,7 +1,6 @@
 // Kernel conformance with the rest of the driver around the kernels: generic addressing, cache
-// hints, the device heap, clocks, wmma, printf formats, host-mapped and managed memory,
-// parameter buffers, streams and events, and graphs captured from streams
-// (conformance/{mem,mma,io,control}.cu).
+// hints, the device heap, clocks, printf formats, host-mapped and managed memory, parameter
+// buffers, streams and events, and graphs captured from streams (conformance/{mem,io,control}.cu).
 #include <vector_types.h>
 
 #include <algorithm>
@@ -129,28 +128,6 @@ TEST_SUITE("conformance") {
     run(f, {1}, {32}, 0, dout);
     expect_equal(download<unsigned long long>(dout, 64), std::vector<unsigned long long>(64, 1),
                  "monotonic");
-  }
-
-  // Tensor cores are the next issue's (the kernels-at-scale issue): until then a wmma kernel
-  // loads, as on a GPU, and its launch is refused naming the instruction and its PTX line.
-  TEST_CASE_FIXTURE(Conformance, "conformance.mma: a wmma kernel loads and its launch is refused") {
-    const CUfunction f = function(load_ptx("mma"), "wmma_gemm");
-    const CUdeviceptr d = zeros<float>(16 * 16);
-    int n = 16;
-    void* params[] = {const_cast<CUdeviceptr*>(&d),
-                      const_cast<CUdeviceptr*>(&d),
-                      const_cast<CUdeviceptr*>(&d),
-                      &n,
-                      &n,
-                      &n};
-    swcu::test::StderrCapture capture;
-    SWCU_TEST_CHECK_RESULT(
-        swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr),
-        CUDA_ERROR_NOT_SUPPORTED);
-    const std::string text = capture.finish();
-    INFO(text);
-    CHECK(text.find("wmma_gemm uses wmma.load") != std::string::npos);
-    CHECK(text.find("PTX line") != std::string::npos);
   }
 
   TEST_CASE_FIXTURE(Conformance, "conformance.io: printf conversions flags widths and precisions") {

@@ -235,8 +235,7 @@ $end:
     const std::string bodies[] = {
         R"(
   .reg .b32 %a<4>, %b<2>, %c<4>, %d<4>;
-  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3},
-      {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%c0, %c1, %c2, %c3};
+  mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%d0, %d1}, {%a0}, {%b0}, {%c0, %c1};
 )",
         R"(
   .reg .b32 %s;
