@@ -6,7 +6,7 @@ namespace cuwrap {
 
 int device::count(std::source_location where) {
   try {
-    (void)detail::load_process_driver();
+    (void)detail::load_process_driver(where);
   } catch (const error& e) {
     if (e.code() == errc::no_device) {
       return 0;  // cuInit said there is no device: that is a count, not a failure
