@@ -129,6 +129,8 @@ TEST_SUITE("driver loading") {
     check_here(error_of([] { (void)cuwrap::software_driver::control(); }), line);
     line = __LINE__ + 1;
     check_here(error_of([] { (void)cuwrap::device::count(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::device::get(0); }), line);
     // load_driver() itself: the location it is given.
     const auto site = std::source_location::current();
     check_here(
