@@ -6,7 +6,7 @@ namespace cuwrap {
 
 int device::count(std::source_location where) {
   try {
-    (void)detail::load_process_driver();
+    (void)detail::load_process_driver(where);
   } catch (const error& e) {
     if (e.code() == errc::no_device) {
       return 0;  // cuInit said there is no device: that is a count, not a failure
@@ -19,6 +19,9 @@ int device::count(std::source_location where) {
 }
 
 device device::get(int ordinal, std::source_location where) {
+  // Usually a program's first call: a driver that does not load is reported at `where` (a
+  // table entry that loads it knows no caller). Once loaded, a guarded static's check.
+  (void)detail::load_process_driver(where);
   CUdevice handle{};
   const CUresult r =
       ordinal < 0 ? CUDA_ERROR_INVALID_DEVICE : detail::driver().cuDeviceGet(&handle, ordinal);

@@ -127,8 +127,11 @@ auto missing_entry_for(CUresult (*)(Args...)) -> CUresult (*)(Args...) {
   return &missing_entry<Index, Args...>;
 }
 
-[[noreturn]] void fail(CUresult code, const char* api, const std::string& details) {
-  throw error{make_error_code(code), api, details, {}};
+// `where`: the call site of the public function that loads the driver (none for a load that
+// an entry point of the table starts: it does not know its caller).
+[[noreturn]] void fail(CUresult code, const char* api, const std::string& details,
+                       std::source_location where) {
+  throw error{make_error_code(code), api, details, where};
 }
 
 std::string library_path(void* library, const std::string& fallback) {
@@ -174,7 +177,7 @@ std::vector<std::pair<std::string, std::string>> software_driver_candidates() {
   return places;
 }
 
-std::string software_driver_path() {
+std::string software_driver_path(std::source_location where) {
   const auto places = software_driver_candidates();
   std::string looked;
   for (const auto& [path, what] : places) {
@@ -189,20 +192,21 @@ std::string software_driver_path() {
            (looked.empty() ? std::string{"none known"} : looked) +
            ". Link the program with cuwrap::cuwrap from cuwrap's CMake package (built with "
            "CUWRAP_BUILD_SWDRIVER=ON), or set CUWRAP_DRIVER to the driver's path "
-           "(<prefix>/<libdir>/cuwrap/swdriver/libcuda.so.1)");
+           "(<prefix>/<libdir>/cuwrap/swdriver/libcuda.so.1)",
+       where);
 }
 
-std::string library_to_open(const char* spec) {
+std::string library_to_open(const char* spec, std::source_location where) {
   if (spec == nullptr || spec[0] == '\0') {
     return "libcuda.so.1";
   }
   if (std::strcmp(spec, "software") == 0) {
-    return software_driver_path();
+    return software_driver_path(where);
   }
   return spec;
 }
 
-void* open_library(const std::string& name) {
+void* open_library(const std::string& name, std::source_location where) {
   // RTLD_NODELETE: entry points stay valid even if someone dlcloses the same file.
   void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (library == nullptr) {
@@ -210,14 +214,15 @@ void* open_library(const std::string& name) {
     fail(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "dlopen",
          "no CUDA driver: cannot load '" + name + "': " + (why != nullptr ? why : "unknown") +
              ". Install the NVIDIA driver, or set CUWRAP_DRIVER to a driver library's path, or "
-             "to 'software' for cuwrap's software driver");
+             "to 'software' for cuwrap's software driver",
+         where);
   }
   return library;
 }
 
 template <class Fn>
 Fn resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version,
-           const std::string& path) {
+           const std::string& path, std::source_location where) {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status{};
   const CUresult r = get_proc(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
@@ -225,11 +230,13 @@ Fn resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version,
     fail(r, "cuGetProcAddress",
          "'" + path +
              "' is the CUDA toolkit's stub library, not a driver: install the NVIDIA "
-             "driver, or set CUWRAP_DRIVER=software");
+             "driver, or set CUWRAP_DRIVER=software",
+         where);
   }
   if (r != CUDA_SUCCESS || fn == nullptr) {
     fail(r != CUDA_SUCCESS ? r : CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, "cuGetProcAddress",
-         std::string{name} + " at version " + std::to_string(version) + " from '" + path + "'");
+         std::string{name} + " at version " + std::to_string(version) + " from '" + path + "'",
+         where);
   }
   return reinterpret_cast<Fn>(fn);
 }
@@ -275,9 +282,9 @@ struct load_then_call<Entry, R (*)(Args...)> {
 
 }  // namespace
 
-const driver_table& load_driver(const char* spec) {
-  const std::string name = library_to_open(spec);
-  void* library = open_library(name);
+const driver_table& load_driver(const char* spec, std::source_location where) {
+  const std::string name = library_to_open(spec, where);
+  void* library = open_library(name, where);
   const std::string path = library_path(library, name);
 
   auto* get_proc =
@@ -286,22 +293,24 @@ const driver_table& load_driver(const char* spec) {
     fail(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, "dlsym",
          "'" + path +
              "' is not a CUDA driver: it has no cuGetProcAddress_v2 (CUDA 12.0 or "
-             "newer drivers export it)");
+             "newer drivers export it)",
+         where);
   }
 
   // Version first: it tells which entry points this driver can provide.
   auto* get_version =
-      resolve<PFN_cuDriverGetVersion_v2020>(get_proc, "cuDriverGetVersion", 2020, path);
+      resolve<PFN_cuDriverGetVersion_v2020>(get_proc, "cuDriverGetVersion", 2020, path, where);
   int version = 0;
   if (const CUresult r = get_version(&version); r != CUDA_SUCCESS) {
-    fail(r, "cuDriverGetVersion", "'" + path + "'");
+    fail(r, "cuDriverGetVersion", "'" + path + "'", where);
   }
-  check_driver_version(version, path);
-  auto* init = resolve<PFN_cuInit_v2000>(get_proc, "cuInit", 2000, path);
+  check_driver_version(version, path, where);
+  auto* init = resolve<PFN_cuInit_v2000>(get_proc, "cuInit", 2000, path, where);
   if (const CUresult r = init(0); r != CUDA_SUCCESS) {
     fail(r, "cuInit",
          r == CUDA_ERROR_NO_DEVICE ? "the driver at '" + path + "' found no CUDA device"
-                                   : "driver '" + path + "'");
+                                   : "driver '" + path + "'",
+         where);
   }
 
   auto* loaded = new loaded_driver{};  // lives until exit: entry points may run in atexit
@@ -318,19 +327,21 @@ const driver_table& load_driver(const char* spec) {
 
 std::span<const driver_entry> driver_entries() noexcept { return entry_infos; }
 
-void check_driver_version(int version, const std::string& path) {
+void check_driver_version(int version, const std::string& path, std::source_location where) {
   if (version < minimum_driver_version) {
     fail(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "cuDriverGetVersion",
          "the driver at '" + path + "' reports CUDA " +
              (version <= 0 ? "version " + std::to_string(version) + " (no valid version)"
                            : cuda_version_text(version)) +
              "; cuwrap needs a driver for CUDA " + cuda_version_text(minimum_driver_version) +
-             " or newer: update the NVIDIA driver");
+             " or newer: update the NVIDIA driver",
+         where);
   }
 }
 
-const driver_table& load_process_driver() {
-  static const driver_table& loaded = publish(load_driver(std::getenv("CUWRAP_DRIVER")));
+const driver_table& load_process_driver(std::source_location where) {
+  // A failed load leaves `loaded` uninitialized: the next call tries again, with its own `where`.
+  static const driver_table& loaded = publish(load_driver(std::getenv("CUWRAP_DRIVER"), where));
   return loaded;
 }
 
@@ -341,8 +352,8 @@ constinit driver_table process_driver_table{
 };
 #undef CUWRAP_DRIVER_FUNCTION
 
-const loaded_driver_info& driver_info(const driver_table& table) {
-  const driver_table& loaded = &table == &process_driver_table ? load_process_driver() : table;
+const loaded_driver_info& driver_info(const driver_table& table, std::source_location where) {
+  const driver_table& loaded = &table == &process_driver_table ? load_process_driver(where) : table;
   // loaded is the first member of a loaded_driver (standard layout).
   return reinterpret_cast<const loaded_driver*>(&loaded)->info;
 }

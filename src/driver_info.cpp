@@ -8,9 +8,11 @@
 namespace cuwrap {
 namespace {
 
-const swcu_control* query_control_table() {
+// Loads the driver first (a failure throws at `where`), then asks it for the table.
+const swcu_control* query_control_table(std::source_location where) {
   const void* table = nullptr;
-  if (detail::driver().cuGetExportTable(&table, &SWCU_CONTROL_TABLE_ID) != CUDA_SUCCESS) {
+  if (detail::load_process_driver(where).cuGetExportTable(&table, &SWCU_CONTROL_TABLE_ID) !=
+      CUDA_SUCCESS) {
     return nullptr;
   }
   return static_cast<const swcu_control*>(table);
@@ -18,26 +20,28 @@ const swcu_control* query_control_table() {
 
 }  // namespace
 
-bool is_software_driver() { return query_control_table() != nullptr; }
+bool is_software_driver(std::source_location where) {
+  return query_control_table(where) != nullptr;
+}
 
 namespace software_driver {
 
-bool is_loaded() { return is_software_driver(); }
+bool is_loaded(std::source_location where) { return is_software_driver(where); }
 
 const swcu_control* control_table() noexcept {
   try {
-    return query_control_table();
+    return query_control_table({});
   } catch (...) {  // no driver at all
     return nullptr;
   }
 }
 
 const swcu_control& control(std::source_location where) {
-  if (const auto* table = query_control_table()) {
+  if (const auto* table = query_control_table(where)) {
     return *table;
   }
   detail::throw_error(make_error_code(CUDA_ERROR_NOT_SUPPORTED), "cuwrap::software_driver::control",
-                      "the loaded driver '" + driver_path() +
+                      "the loaded driver '" + driver_path(where) +
                           "' is not cuwrap's software driver; set CUWRAP_DRIVER=software",
                       where);
 }

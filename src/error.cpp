@@ -324,7 +324,7 @@ void throw_moved_from_argument(const char* type, const char* operation, const ch
 }
 
 void throw_out_of_span(const char* operation, std::size_t offset, std::size_t count,
-                       std::size_t size) {
+                       std::size_t size, std::source_location where) {
   std::string text = operation_name("device_span", operation) + ": ";
   if (count == std::dynamic_extent) {
     text += "offset " + std::to_string(offset) + " is past the end";
@@ -332,7 +332,7 @@ void throw_out_of_span(const char* operation, std::size_t offset, std::size_t co
     text += "elements [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
             std::to_string(count) + ") are outside";
   }
-  throw usage_error{text + " of the span's " + std::to_string(size) + " elements", {}};
+  throw usage_error{text + " of the span's " + std::to_string(size) + " elements", where};
 }
 
 void report_nothrow(std::error_code code, const char* api) noexcept {

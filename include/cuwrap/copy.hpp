@@ -83,16 +83,26 @@ template <class R>
 concept memory_range = device_memory<R> || host_memory<R>;
 
 /// Any memory range as a device_span (with unified addressing, host addresses are valid
-/// driver addresses for cuMemcpy). Throws cuwrap::usage_error for a moved-from buffer.
+/// driver addresses for cuMemcpy). Throws cuwrap::usage_error at `where` for a moved-from
+/// buffer. The copies and fills pass their own `where`, so that error names their caller.
 template <memory_range R>
-[[nodiscard]] auto as_device_span(R&& r) {
+[[nodiscard]] auto as_device_span(R&& r,
+                                  std::source_location where = std::source_location::current()) {
   if constexpr (detail::a_device_span<R>) {
     return r;
   } else if constexpr (device_memory<R>) {
-    return r.span();
+    if constexpr (requires { r.span(where); }) {
+      return r.span(where);  // cuwrap's owners: a moved-from one throws naming `where`
+    } else {
+      return r.span();
+    }
   } else {
     using element = std::remove_reference_t<decltype(*std::ranges::begin(r))>;
-    return device_span<element>{std::ranges::data(r), std::ranges::size(r)};
+    if constexpr (requires { r.data(where); }) {
+      return device_span<element>{r.data(where), std::ranges::size(r)};  // pinned_buffer
+    } else {
+      return device_span<element>{std::ranges::data(r), std::ranges::size(r)};
+    }
   }
 }
 
@@ -120,8 +130,8 @@ auto checked_copy_size(const Dst& dst, const Src& src, const char* api,
 /// which context it needs.
 template <memory_range Dst, memory_range Src>
 void copy(Dst&& dst, Src&& src, std::source_location where = std::source_location::current()) {
-  const auto d = as_device_span(dst);
-  const auto s = as_device_span(src);
+  const auto d = as_device_span(dst, where);
+  const auto s = as_device_span(src, where);
   const auto bytes = detail::checked_copy_size(d, s, "cuMemcpy", where);
   detail::check_sync(
       detail::driver().cuMemcpy(d.address(), s.address(), bytes),
@@ -136,8 +146,8 @@ template <memory_range Dst, memory_range Src>
 void copy(stream_ref s, Dst&& dst, Src&& src,
           std::source_location where = std::source_location::current()) {
   detail::expect_argument_not_moved_from(!s.empty(), nullptr, "copy", "stream", where);
-  const auto d = as_device_span(dst);
-  const auto sr = as_device_span(src);
+  const auto d = as_device_span(dst, where);
+  const auto sr = as_device_span(src, where);
   const auto bytes = detail::checked_copy_size(d, sr, "cuMemcpyAsync", where);
   check(detail::driver().cuMemcpyAsync(d.address(), sr.address(), bytes, s.get()), "cuMemcpyAsync",
         where);
@@ -168,7 +178,7 @@ requires detail::fillable<T>
 void fill(Dst&& dst, std::type_identity_t<T> value,
           std::source_location where = std::source_location::current()) {
   using kind = detail::sync_operation::kind;
-  const auto d = as_device_span(dst);
+  const auto d = as_device_span(dst, where);
   const auto& drv = detail::driver();
   const unsigned bits = detail::bits_of(value);
   if constexpr (sizeof(T) == 1) {
@@ -193,7 +203,7 @@ requires detail::fillable<T>
 void fill(stream_ref s, Dst&& dst, std::type_identity_t<T> value,
           std::source_location where = std::source_location::current()) {
   detail::expect_argument_not_moved_from(!s.empty(), nullptr, "fill", "stream", where);
-  const auto d = as_device_span(dst);
+  const auto d = as_device_span(dst, where);
   const auto& drv = detail::driver();
   if constexpr (sizeof(T) == 1) {
     check(drv.cuMemsetD8Async(d.address(), detail::bits_of(value), d.size(), s.get()),
@@ -211,7 +221,7 @@ void fill(stream_ref s, Dst&& dst, std::type_identity_t<T> value,
 /// context current, in `dst`'s context as for copy()).
 template <device_memory Dst>
 void zero(Dst&& dst, std::source_location where = std::source_location::current()) {
-  const auto d = as_device_span(dst);
+  const auto d = as_device_span(dst, where);
   detail::check_sync(
       detail::driver().cuMemsetD8(d.address(), 0, d.size_bytes()),
       {detail::sync_operation::kind::set8, d.address(), 0, 0, d.size_bytes(), nullptr},
@@ -222,7 +232,7 @@ void zero(Dst&& dst, std::source_location where = std::source_location::current(
 template <device_memory Dst>
 void zero(stream_ref s, Dst&& dst, std::source_location where = std::source_location::current()) {
   detail::expect_argument_not_moved_from(!s.empty(), nullptr, "zero", "stream", where);
-  const auto d = as_device_span(dst);
+  const auto d = as_device_span(dst, where);
   check(detail::driver().cuMemsetD8Async(d.address(), 0, d.size_bytes(), s.get()),
         "cuMemsetD8Async", where);
 }

@@ -54,11 +54,19 @@ class device_buffer
   }
 
   /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address() const { return span().address(); }
+  [[nodiscard]] CUdeviceptr address(
+      std::source_location where = std::source_location::current()) const {
+    return span(where).address();
+  }
   /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
-  operator device_span<T>() const { return span(); }
-  operator device_span<const T>() const { return span(); }
+  [[nodiscard]] device_span<T> span(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
+  /// The same views; a conversion takes no call site, so a moved-from buffer's usage_error
+  /// has where().line() == 0 (span() names the caller's line).
+  operator device_span<T>() const { return span({}); }
+  operator device_span<const T>() const { return span({}); }
 
   /// Gives up ownership: the caller must cuMemFree the returned memory.
   [[nodiscard]] device_span<T> release() noexcept {
@@ -119,16 +127,24 @@ class stream_ordered_buffer : public detail::owned_memory<T, detail::free_stream
   }
 
   /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address() const { return span().address(); }
+  [[nodiscard]] CUdeviceptr address(
+      std::source_location where = std::source_location::current()) const {
+    return span(where).address();
+  }
   /// The stream the memory is ordered on.
-  [[nodiscard]] stream_ref stream() const {
-    detail::expect_not_moved_from(!this->moved_from(), "stream_ordered_buffer", "stream");
+  [[nodiscard]] stream_ref stream(
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!this->moved_from(), "stream_ordered_buffer", "stream", where);
     return stream_ref{this->freer().stream};
   }
   /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
-  operator device_span<T>() const { return span(); }
-  operator device_span<const T>() const { return span(); }
+  [[nodiscard]] device_span<T> span(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
+  /// The same views (no call site in a moved-from buffer's usage_error, as for device_buffer).
+  operator device_span<T>() const { return span({}); }
+  operator device_span<const T>() const { return span({}); }
 
  private:
   stream_ordered_buffer(device_span<T> memory, CUstream s,

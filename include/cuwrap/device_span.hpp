@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <source_location>
 #include <span>
 #include <type_traits>
 
@@ -48,31 +49,34 @@ class device_span {
   [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
 
   /// Elements [offset, offset + count); `count` defaults to the rest. A range past the end
-  /// throws cuwrap::usage_error naming the offset, the count and the size.
-  [[nodiscard]] constexpr device_span subspan(std::size_t offset,
-                                              std::size_t count = std::dynamic_extent) const {
+  /// throws cuwrap::usage_error naming the offset, the count, the size and `where`.
+  [[nodiscard]] constexpr device_span subspan(
+      std::size_t offset, std::size_t count = std::dynamic_extent,
+      std::source_location where = std::source_location::current()) const {
     if (offset > size_) [[unlikely]] {
-      detail::throw_out_of_span("subspan", offset, count, size_);
+      detail::throw_out_of_span("subspan", offset, count, size_, where);
     }
     if (count == std::dynamic_extent) {
       count = size_ - offset;
     }
     if (count > size_ - offset) [[unlikely]] {
-      detail::throw_out_of_span("subspan", offset, count, size_);
+      detail::throw_out_of_span("subspan", offset, count, size_, where);
     }
     return {data_ + offset, count};
   }
   /// The first `count` elements (usage_error if there are fewer).
-  [[nodiscard]] constexpr device_span first(std::size_t count) const {
+  [[nodiscard]] constexpr device_span first(
+      std::size_t count, std::source_location where = std::source_location::current()) const {
     if (count > size_) [[unlikely]] {
-      detail::throw_out_of_span("first", 0, count, size_);
+      detail::throw_out_of_span("first", 0, count, size_, where);
     }
     return {data_, count};
   }
   /// The last `count` elements (usage_error if there are fewer).
-  [[nodiscard]] constexpr device_span last(std::size_t count) const {
+  [[nodiscard]] constexpr device_span last(
+      std::size_t count, std::source_location where = std::source_location::current()) const {
     if (count > size_) [[unlikely]] {
-      detail::throw_out_of_span("last", size_ - std::min(count, size_), count, size_);
+      detail::throw_out_of_span("last", size_ - std::min(count, size_), count, size_, where);
     }
     return {data_ + (size_ - count), count};
   }

@@ -122,9 +122,10 @@ namespace detail {
                                                        const char* argument,
                                                        std::source_location where = {});
 /// Throws usage_error "cuwrap::device_span::<operation>: elements [offset, offset + count)
-/// are outside the span's <size> elements".
+/// are outside the span's <size> elements" at `where`.
 [[noreturn, gnu::cold]] void throw_out_of_span(const char* operation, std::size_t offset,
-                                               std::size_t count, std::size_t size);
+                                               std::size_t count, std::size_t size,
+                                               std::source_location where);
 /// The check every operation of an owner or view makes before its driver call: throws
 /// usage_error naming `type` and `operation` unless `usable`.
 [[gnu::always_inline]] inline void expect_not_moved_from(bool usable, const char* type,

@@ -187,8 +187,8 @@ class graph_ref {
   template <memory_range Dst, memory_range Src>
   graph_node add_copy(Dst&& dst, Src&& src, dependencies after = {},
                       std::source_location where = std::source_location::current()) const {
-    const auto d = as_device_span(dst);
-    const auto s = as_device_span(src);
+    const auto d = as_device_span(dst, where);
+    const auto s = as_device_span(src, where);
     const auto bytes = detail::checked_copy_size(d, s, "cuGraphAddMemcpyNode", where);
     return add_copy_bytes(d.address(), s.address(), bytes, after, where);
   }
@@ -200,7 +200,7 @@ class graph_ref {
   add_fill(Dst&& dst, std::type_identity_t<T> value, dependencies after = {},
            std::source_location where = std::source_location::current())
   const {
-    const auto d = as_device_span(dst);
+    const auto d = as_device_span(dst, where);
     return add_fill_bits(d.address(), detail::bits_of(value), sizeof(T), d.size(), after, where);
   }
 
@@ -411,8 +411,8 @@ class graph_exec_ref {
   template <memory_range Dst, memory_range Src>
   void set_copy_params(graph_node node, Dst&& dst, Src&& src,
                        std::source_location where = std::source_location::current()) const {
-    const auto d = as_device_span(dst);
-    const auto s = as_device_span(src);
+    const auto d = as_device_span(dst, where);
+    const auto s = as_device_span(src, where);
     const auto bytes = detail::checked_copy_size(d, s, "cuGraphExecMemcpyNodeSetParams", where);
     set_copy_bytes(node, d.address(), s.address(), bytes, where);
   }
@@ -422,7 +422,7 @@ class graph_exec_ref {
   requires detail::fillable<T>
   void set_fill_params(graph_node node, Dst&& dst, std::type_identity_t<T> value,
                        std::source_location where = std::source_location::current()) const {
-    const auto d = as_device_span(dst);
+    const auto d = as_device_span(dst, where);
     set_fill_bits(node, d.address(), detail::bits_of(value), sizeof(T), d.size(), where);
   }
   /// Enables or disables a kernel, memcpy or memset node (cuGraphNodeSetEnabled).

@@ -84,18 +84,28 @@ class pinned_buffer : public detail::owned_memory<T, detail::free_pinned_memory>
     return !has(flags_, pinned_flags::write_combined);
   }
 
-  /// Element `i` (host access).
-  [[nodiscard]] T& operator[](std::size_t i) const { return this->data()[i]; }
-  [[nodiscard]] T* begin() const { return this->data(); }
-  [[nodiscard]] T* end() const { return this->data() + this->size(); }
+  /// Element `i` (host access). (An operator takes no call site: a moved-from buffer's
+  /// usage_error has where().line() == 0.)
+  [[nodiscard]] T& operator[](std::size_t i) const { return this->data({})[i]; }
+  /// The first element (range-for and algorithms).
+  [[nodiscard]] T* begin(std::source_location where = std::source_location::current()) const {
+    return this->data(where);
+  }
+  /// One past the last element.
+  [[nodiscard]] T* end(std::source_location where = std::source_location::current()) const {
+    return this->data(where) + this->size();
+  }
   /// The memory as a host span.
-  [[nodiscard]] std::span<T> host() const { return {this->data(), this->size()}; }
+  [[nodiscard]] std::span<T> host(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
   /// For memory allocated with pinned_flags::device_mapped: the same memory as a device span
   /// (cuMemHostGetDevicePointer).
   [[nodiscard]] device_span<T> device(
       std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!this->moved_from(), "pinned_buffer", "device", where);
-    return device_span<T>::from_address(detail::mapped_device_address(this->data(), where),
+    return device_span<T>::from_address(detail::mapped_device_address(this->data(where), where),
                                         this->size());
   }
 
@@ -126,8 +136,10 @@ class host_registration : private detail::owned_memory<std::byte, detail::unregi
                     registration_flags flags = registration_flags::none,
                     std::source_location where = std::source_location::current());
 
-  /// The registered range's start.
-  [[nodiscard]] void* data() const { return base::data(); }
+  /// The registered range's start. Throws cuwrap::usage_error at `where` if moved from.
+  [[nodiscard]] void* data(std::source_location where = std::source_location::current()) const {
+    return base::data(where);
+  }
   /// The registered range's size in bytes (0 once moved from).
   [[nodiscard]] std::size_t size_bytes() const noexcept { return base::size(); }
   using base::moved_from;
@@ -136,7 +148,7 @@ class host_registration : private detail::owned_memory<std::byte, detail::unregi
   [[nodiscard]] CUdeviceptr device_address(
       std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!moved_from(), "host_registration", "device_address", where);
-    return detail::mapped_device_address(base::data(), where);
+    return detail::mapped_device_address(base::data(where), where);
   }
 
  private:

@@ -69,9 +69,13 @@ class ipc_mapping : public detail::owned_memory<T, detail::close_ipc_memory> {
   ipc_mapping(const owning_context& ctx, const ipc_memory_handle& handle, std::size_t count,
               std::source_location where = std::source_location::current());
 
-  /// The mapped memory.
-  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
-  operator device_span<T>() const { return span(); }
+  /// The mapped memory. Throws cuwrap::usage_error at `where` if moved from.
+  [[nodiscard]] device_span<T> span(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
+  /// The same view (a conversion takes no call site: where().line() == 0 if moved from).
+  operator device_span<T>() const { return span({}); }
 };
 
 namespace detail {
@@ -190,9 +194,13 @@ class ipc_pool_memory
             reinterpret_cast<T*>(detail::import_pool_pointer(ctx, pool, pointer, where)),  // NOLINT
             count, ctx.lifetime()} {}
 
-  /// The imported memory.
-  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
-  operator device_span<T>() const { return span(); }
+  /// The imported memory. Throws cuwrap::usage_error at `where` if moved from.
+  [[nodiscard]] device_span<T> span(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
+  /// The same view (a conversion takes no call site: where().line() == 0 if moved from).
+  operator device_span<T>() const { return span({}); }
 };
 
 }  // namespace cuwrap

@@ -89,33 +89,49 @@ class managed_buffer
              count, ctx.lifetime()} {}
 
   /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address() const { return span().address(); }
-  /// Element `i`, on the host. Do not touch memory a device is using.
-  [[nodiscard]] T& operator[](std::size_t i) const { return this->data()[i]; }
-  [[nodiscard]] T* begin() const { return this->data(); }
-  [[nodiscard]] T* end() const { return this->data() + this->size(); }
+  [[nodiscard]] CUdeviceptr address(
+      std::source_location where = std::source_location::current()) const {
+    return span(where).address();
+  }
+  /// Element `i`, on the host. Do not touch memory a device is using. (An operator takes no
+  /// call site: a moved-from buffer's usage_error has where().line() == 0.)
+  [[nodiscard]] T& operator[](std::size_t i) const { return this->data({})[i]; }
+  /// The first element, on the host (range-for and algorithms).
+  [[nodiscard]] T* begin(std::source_location where = std::source_location::current()) const {
+    return this->data(where);
+  }
+  /// One past the last element, on the host.
+  [[nodiscard]] T* end(std::source_location where = std::source_location::current()) const {
+    return this->data(where) + this->size();
+  }
   /// The memory as a host span.
-  [[nodiscard]] std::span<T> host() const { return {this->data(), this->size()}; }
+  [[nodiscard]] std::span<T> host(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
   /// The memory as a device span.
-  [[nodiscard]] device_span<T> span() const { return {this->data(), this->size()}; }
+  [[nodiscard]] device_span<T> span(
+      std::source_location where = std::source_location::current()) const {
+    return {this->data(where), this->size()};
+  }
 
   /// Migrates the memory to `to` in `s`'s order (cuMemPrefetchAsync_v2; one driver call).
   void prefetch(stream_ref s, memory_location to,
                 std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "prefetch", where);
-    detail::prefetch(address(), this->size_bytes(), to, s, where);
+    detail::prefetch(address(where), this->size_bytes(), to, s, where);
   }
   /// Gives the driver a usage hint (cuMemAdvise_v2).
   void advise(memory_advice advice, memory_location location,
               std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "advise", where);
-    detail::advise(address(), this->size_bytes(), advice, location, where);
+    detail::advise(address(where), this->size_bytes(), advice, location, where);
   }
   /// True if the range is advised read-mostly (cuMemRangeGetAttribute).
   [[nodiscard]] bool read_mostly(
       std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "read_mostly", where);
-    return detail::range_attribute(address(), this->size_bytes(),
+    return detail::range_attribute(address(where), this->size_bytes(),
                                    CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, where) != 0;
   }
   /// The advised preferred location (cuMemRangeGetAttribute).
@@ -123,7 +139,7 @@ class managed_buffer
       std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "preferred_location",
                                   where);
-    return detail::range_location(address(), this->size_bytes(),
+    return detail::range_location(address(where), this->size_bytes(),
                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
                                   CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, where);
   }
@@ -132,7 +148,7 @@ class managed_buffer
       std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!this->moved_from(), "managed_buffer", "last_prefetch_location",
                                   where);
-    return detail::range_location(address(), this->size_bytes(),
+    return detail::range_location(address(where), this->size_bytes(),
                                   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
                                   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, where);
   }

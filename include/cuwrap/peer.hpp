@@ -78,8 +78,8 @@ void copy_peer_bytes(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcont
 template <device_memory Dst, device_memory Src>
 void copy_peer(context_ref dst_ctx, Dst&& dst, context_ref src_ctx, Src&& src,
                std::source_location where = std::source_location::current()) {
-  const auto d = as_device_span(dst);
-  const auto s = as_device_span(src);
+  const auto d = as_device_span(dst, where);
+  const auto s = as_device_span(src, where);
   const auto bytes = detail::checked_copy_size(d, s, "cuMemcpyPeer", where);
   detail::copy_peer_bytes(d.address(), dst_ctx.get(), s.address(), src_ctx.get(), bytes, nullptr,
                           false, where);
@@ -90,8 +90,8 @@ template <device_memory Dst, device_memory Src>
 void copy_peer(stream_ref s, context_ref dst_ctx, Dst&& dst, context_ref src_ctx, Src&& src,
                std::source_location where = std::source_location::current()) {
   detail::expect_argument_not_moved_from(!s.empty(), nullptr, "copy_peer", "stream", where);
-  const auto d = as_device_span(dst);
-  const auto sr = as_device_span(src);
+  const auto d = as_device_span(dst, where);
+  const auto sr = as_device_span(src, where);
   const auto bytes = detail::checked_copy_size(d, sr, "cuMemcpyPeerAsync", where);
   detail::copy_peer_bytes(d.address(), dst_ctx.get(), sr.address(), src_ctx.get(), bytes, s.get(),
                           true, where);

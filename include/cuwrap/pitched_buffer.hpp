@@ -63,8 +63,10 @@ class pitched_buffer
                  std::source_location where = std::source_location::current())
       : pitched_buffer{ctx, width, height, 0, where} {}
 
-  /// The first element (device pointer).
-  [[nodiscard]] T* data() const { return base::data(); }
+  /// The first element (device pointer). Throws cuwrap::usage_error at `where` if moved from.
+  [[nodiscard]] T* data(std::source_location where = std::source_location::current()) const {
+    return base::data(where);
+  }
   /// Bytes between rows, as chosen by the driver.
   [[nodiscard]] std::size_t pitch_bytes() const noexcept { return pitch_; }
   /// Elements per row.
@@ -73,9 +75,14 @@ class pitched_buffer
   [[nodiscard]] std::size_t height() const noexcept { return height_; }
   using base::moved_from;
   /// The buffer as a 2D view.
-  [[nodiscard]] pitched_span<T> view() const { return {data(), pitch_, width_, height_}; }
-  operator pitched_span<T>() const { return view(); }
-  operator pitched_span<const T>() const { return view(); }
+  [[nodiscard]] pitched_span<T> view(
+      std::source_location where = std::source_location::current()) const {
+    return {data(where), pitch_, width_, height_};
+  }
+  /// The same view (a conversion takes no call site: where().line() == 0 if moved from; pass
+  /// the buffer itself to copy_2d, which does name the caller's line).
+  operator pitched_span<T>() const { return view({}); }
+  operator pitched_span<const T>() const { return view({}); }
 
  private:
   // `pitch` receives the driver's pitch before the base is made from the address.
@@ -127,6 +134,48 @@ void copy_2d(stream_ref s, pitched_span<T> dst, std::type_identity_t<pitched_spa
   const auto desc = detail::describe_2d(dst.data, dst.pitch_bytes, src.data, src.pitch_bytes,
                                         dst.width * sizeof(T), dst.height);
   check(detail::driver().cuMemcpy2DAsync(&desc, s.get()), "cuMemcpy2DAsync", where);
+}
+
+namespace detail {
+template <class T>
+struct is_pitched_buffer : std::false_type {};
+template <class T>
+struct is_pitched_buffer<pitched_buffer<T>> : std::true_type {};
+template <class T>
+struct is_pitched_span : std::false_type {};
+template <class T>
+struct is_pitched_span<pitched_span<T>> : std::true_type {};
+template <class R>
+concept a_pitched_buffer = is_pitched_buffer<std::remove_cvref_t<R>>::value;
+template <class R>
+concept pitched_memory = a_pitched_buffer<R> || is_pitched_span<std::remove_cvref_t<R>>::value;
+/// A buffer's view (usage_error at `where` if it was moved from), or a span as it is.
+template <pitched_memory R>
+[[nodiscard]] auto as_pitched_span(const R& r, std::source_location where) {
+  if constexpr (a_pitched_buffer<R>) {
+    return r.view(where);
+  } else {
+    return r;
+  }
+}
+}  // namespace detail
+
+/// copy_2d with a pitched_buffer on either side or both: copies between their views. A
+/// moved-from buffer throws cuwrap::usage_error naming the caller's line, before any driver
+/// call (the buffers' conversions to pitched_span cannot carry it).
+template <detail::pitched_memory Dst, detail::pitched_memory Src>
+requires(detail::a_pitched_buffer<Dst> || detail::a_pitched_buffer<Src>) void copy_2d(
+    const Dst& dst, const Src& src, std::source_location where = std::source_location::current()) {
+  copy_2d(detail::as_pitched_span(dst, where), detail::as_pitched_span(src, where), where);
+}
+
+/// The queued copy_2d with a pitched_buffer on either side or both (cuMemcpy2DAsync).
+template <detail::pitched_memory Dst, detail::pitched_memory Src>
+requires(detail::a_pitched_buffer<Dst> || detail::a_pitched_buffer<Src>) void copy_2d(
+    stream_ref s, const Dst& dst, const Src& src,
+    std::source_location where = std::source_location::current()) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "copy_2d", "stream", where);
+  copy_2d(s, detail::as_pitched_span(dst, where), detail::as_pitched_span(src, where), where);
 }
 
 }  // namespace cuwrap

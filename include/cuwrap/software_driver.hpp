@@ -11,8 +11,8 @@ struct swcu_control;
 namespace cuwrap::software_driver {
 
 /// True when the loaded driver is cuwrap's software driver (CUWRAP_DRIVER=software, or a path to
-/// it). Loads the driver on first use; throws cuwrap::error if there is none.
-[[nodiscard]] bool is_loaded();
+/// it). Loads the driver on first use; throws cuwrap::error at `where` if there is none.
+[[nodiscard]] bool is_loaded(std::source_location where = std::source_location::current());
 
 /// The software driver's control table (cuGetExportTable with SWCU_CONTROL_TABLE_ID), or null
 /// when the loaded driver is another one. Include <swcuda/control.h> to use its members: count

@@ -55,10 +55,10 @@ std::string joined(std::span<const std::string> words, std::string_view none) {
 
 }  // namespace
 
-version nvjitlink_version() {
+version nvjitlink_version(std::source_location where) {
   unsigned major = 0;
   unsigned minor = 0;
-  check(nvJitLinkVersion(&major, &minor), "nvJitLinkVersion");
+  check(nvJitLinkVersion(&major, &minor), "nvJitLinkVersion", where);
   return {gsl::narrow<int>(major), gsl::narrow<int>(minor)};
 }
 
@@ -86,20 +86,16 @@ std::vector<std::string> link_options::to_strings() const {
   return flags;
 }
 
-linker::linker(const link_options& options, std::source_location where) {
-  create(options.to_strings(), where);
-}
+linker::linker(const link_options& options, std::source_location where)
+    : linker{create(options.to_strings(), where)} {}
 
-linker::linker(std::initializer_list<std::string_view> options, std::source_location where) {
-  const std::vector<std::string> flags(options.begin(), options.end());
-  create(flags, where);
-}
+linker::linker(std::initializer_list<std::string_view> options, std::source_location where)
+    : linker{create(std::vector<std::string>(options.begin(), options.end()), where)} {}
 
-linker::linker(std::span<const std::string> options, std::source_location where) {
-  create(options, where);
-}
+linker::linker(std::span<const std::string> options, std::source_location where)
+    : linker{create(options, where)} {}
 
-void linker::create(std::span<const std::string> options, std::source_location where) {
+nvJitLinkHandle linker::create(std::span<const std::string> options, std::source_location where) {
   std::vector<const char*> flags;
   flags.reserve(options.size());
   for (const auto& option : options) {
@@ -110,8 +106,7 @@ void linker::create(std::span<const std::string> options, std::source_location w
   const auto result = nvJitLinkCreate(&handle, gsl::narrow<std::uint32_t>(flags.size()),
                                       flags.empty() ? &no_flag : flags.data());
   if (result == NVJITLINK_SUCCESS) [[likely]] {
-    handle_ = handle;
-    return;
+    return handle;
   }
   // A failed create can still leave a handle, holding the error log: read it, then destroy it.
   auto log = read_log(handle, nvJitLinkGetErrorLogSize, nvJitLinkGetErrorLog);
@@ -124,14 +119,14 @@ void linker::create(std::span<const std::string> options, std::source_location w
 
 void linker::add(input_type type, std::span<const std::byte> data, std::string_view name,
                  std::source_location where) {
-  detail::expect_not_moved_from(handle_ != nullptr, "rtc::linker", "add", where);
+  detail::expect_not_moved_from(!empty(), "rtc::linker", "add", where);
   const std::string input_name{name};
   const auto result = nvJitLinkAddData(handle_, static_cast<nvJitLinkInputType>(type), data.data(),
                                        data.size(), input_name.c_str());
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
     fail(result, "nvJitLinkAddData", std::string{type_name(type)} + " " + input_name, where);
   }
-  inputs_.push_back(input_name);
+  state().push_back(input_name);
 }
 
 void linker::add(input_type type, std::string_view text, std::string_view name,
@@ -140,30 +135,33 @@ void linker::add(input_type type, std::string_view text, std::string_view name,
 }
 
 void linker::add(const compiled_program& compiled, std::source_location where) {
+  detail::expect_not_moved_from(!empty(), "rtc::linker", "add", where);
+  detail::expect_argument_not_moved_from(!compiled.moved_from(), "rtc::linker", "add",
+                                         "compiled_program", where);
   if (compiled.has_lto_ir()) {
-    add(input_type::lto_ir, compiled.lto_ir(), compiled.name(), where);
+    add(input_type::lto_ir, compiled.lto_ir(where), compiled.name(where), where);
   } else if (compiled.has_cubin()) {
-    add(input_type::cubin, compiled.cubin(), compiled.name(), where);
+    add(input_type::cubin, compiled.cubin(where), compiled.name(where), where);
   } else {
-    add(input_type::ptx, std::string_view{compiled.ptx(where)}, compiled.name(), where);
+    add(input_type::ptx, std::string_view{compiled.ptx(where)}, compiled.name(where), where);
   }
 }
 
 void linker::add_file(input_type type, const std::string& path, std::source_location where) {
-  detail::expect_not_moved_from(handle_ != nullptr, "rtc::linker", "add_file", where);
+  detail::expect_not_moved_from(!empty(), "rtc::linker", "add_file", where);
   const auto result =
       nvJitLinkAddFile(handle_, static_cast<nvJitLinkInputType>(type), path.c_str());
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
     fail(result, "nvJitLinkAddFile", std::string{type_name(type)} + " " + path, where);
   }
-  inputs_.push_back(path);
+  state().push_back(path);
 }
 
 std::vector<std::byte> linker::link(std::source_location where) {
-  detail::expect_not_moved_from(handle_ != nullptr, "rtc::linker", "link", where);
+  detail::expect_not_moved_from(!empty(), "rtc::linker", "link", where);
   const auto result = nvJitLinkComplete(handle_);
   if (result != NVJITLINK_SUCCESS) [[unlikely]] {
-    fail(result, "nvJitLinkComplete", "linking " + joined(inputs_, "no inputs"), where);
+    fail(result, "nvJitLinkComplete", "linking " + joined(state(), "no inputs"), where);
   }
   std::size_t bytes = 0;
   check(nvJitLinkGetLinkedCubinSize(handle_, &bytes), "nvJitLinkGetLinkedCubinSize", where);

@@ -62,17 +62,17 @@ std::string quoted_list(const std::vector<std::pair<std::string, std::string>>& 
 
 }  // namespace
 
-version nvrtc_version() {
+version nvrtc_version(std::source_location where) {
   version v;
-  check(nvrtcVersion(&v.major, &v.minor), "nvrtcVersion");
+  check(nvrtcVersion(&v.major, &v.minor), "nvrtcVersion", where);
   return v;
 }
 
-std::vector<int> supported_archs() {
+std::vector<int> supported_archs(std::source_location where) {
   int count = 0;
-  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs", where);
   std::vector<int> archs(gsl::narrow<std::size_t>(count));
-  check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs", where);
   return archs;
 }
 
@@ -116,6 +116,7 @@ std::vector<std::string> compile_options::to_strings() const {
 
 const std::string& compiled_program::lowered_name(std::string_view expression,
                                                   std::source_location where) const {
+  expect_usable("lowered_name", where);
   for (const auto& [added, lowered] : lowered_names_) {
     if (added == expression) {
       return lowered;
@@ -156,7 +157,10 @@ void compiled_program::missing_output(output kind, std::source_location where) c
 
 program::program(std::string_view source, std::string_view name, std::span<const header> headers,
                  std::source_location where)
-    : handle_{nullptr}, name_{name} {
+    : program{create(source, std::string{name}, headers, where), std::string{name}} {}
+
+nvrtcProgram program::create(std::string_view source, const std::string& name,
+                             std::span<const header> headers, std::source_location where) {
   // NVRTC wants NUL-terminated strings: copy them.
   const std::string source_text{source};
   std::vector<std::string> texts;
@@ -173,20 +177,23 @@ program::program(std::string_view source, std::string_view name, std::span<const
     text_pointers.push_back(texts[i].c_str());
     name_pointers.push_back(names[i].c_str());
   }
-  check(nvrtcCreateProgram(&handle_, source_text.c_str(), name_.c_str(),
+  nvrtcProgram handle = nullptr;
+  check(nvrtcCreateProgram(&handle, source_text.c_str(), name.c_str(),
                            gsl::narrow<int>(headers.size()), text_pointers.data(),
                            name_pointers.data()),
         "nvrtcCreateProgram", where);
+  return handle;
 }
 
 void program::add_name_expression(std::string_view expression, std::source_location where) {
-  detail::expect_not_moved_from(handle_ != nullptr, "rtc::program", "add_name_expression", where);
-  name_expressions_.emplace_back(expression);
-  const auto result = nvrtcAddNameExpression(handle_, name_expressions_.back().c_str());
+  detail::expect_not_moved_from(!empty(), "rtc::program", "add_name_expression", where);
+  auto& expressions = state().name_expressions;
+  expressions.emplace_back(expression);
+  const auto result = nvrtcAddNameExpression(handle_, expressions.back().c_str());
   if (result != NVRTC_SUCCESS) [[unlikely]] {
-    name_expressions_.pop_back();
+    expressions.pop_back();
     detail::throw_error(make_error_code(result), "nvrtcAddNameExpression",
-                        "\"" + std::string{expression} + "\" in program " + name_, where);
+                        "\"" + std::string{expression} + "\" in program " + name(), where);
   }
 }
 
@@ -202,12 +209,13 @@ compiled_program program::compile(std::initializer_list<std::string_view> option
 
 compiled_program program::compile(std::span<const std::string> options,
                                   std::source_location where) {
-  detail::expect_not_moved_from(handle_ != nullptr, "rtc::program", "compile", where);
-  if (compiled_) [[unlikely]] {
+  detail::expect_not_moved_from(!empty(), "rtc::program", "compile", where);
+  const std::string& program_name = name();
+  if (state().compiled) [[unlikely]] {
     // NVRTC keeps outputs of an earlier compilation that a later one does not replace (a
     // cubin survives recompiling for a virtual architecture): one compilation per program.
     detail::throw_error(make_error_code(NVRTC_ERROR_INVALID_PROGRAM), "nvrtcCompileProgram",
-                        "program " + name_ +
+                        "program " + program_name +
                             " was already compiled; compile another program object for other "
                             "options",
                         where);
@@ -220,13 +228,13 @@ compiled_program program::compile(std::span<const std::string> options,
   const auto result = nvrtcCompileProgram(handle_, gsl::narrow<int>(flags.size()), flags.data());
   auto log = program_log(handle_, where);
   if (result != NVRTC_SUCCESS) [[unlikely]] {
-    detail::throw_rtc_error(make_error_code(result), "nvrtcCompileProgram", "program " + name_,
-                            std::move(log), where);
+    detail::throw_rtc_error(make_error_code(result), "nvrtcCompileProgram",
+                            "program " + program_name, std::move(log), where);
   }
 
-  compiled_ = true;
+  state().compiled = true;
   compiled_program out;
-  out.name_ = name_;
+  out.name_ = program_name;
   out.arch_ = arch_of(options);
   out.log_ = std::move(log);
   out.ptx_ = without_trailing_nul(read_output<std::string>(
@@ -235,13 +243,14 @@ compiled_program program::compile(std::span<const std::string> options,
                                                    nvrtcGetCUBIN, "nvrtcGetCUBIN", where);
   out.lto_ir_ = read_output<std::vector<std::byte>>(handle_, nvrtcGetLTOIRSize, "nvrtcGetLTOIRSize",
                                                     nvrtcGetLTOIR, "nvrtcGetLTOIR", where);
-  out.lowered_names_.reserve(name_expressions_.size());
-  for (const auto& expression : name_expressions_) {
+  const auto& expressions = state().name_expressions;
+  out.lowered_names_.reserve(expressions.size());
+  for (const auto& expression : expressions) {
     const char* lowered = nullptr;
     const auto lowered_result = nvrtcGetLoweredName(handle_, expression.c_str(), &lowered);
     if (lowered_result != NVRTC_SUCCESS) [[unlikely]] {
       detail::throw_error(make_error_code(lowered_result), "nvrtcGetLoweredName",
-                          "\"" + expression + "\" in program " + name_, where);
+                          "\"" + expression + "\" in program " + program_name, where);
     }
     out.lowered_names_.emplace_back(expression, lowered);
   }

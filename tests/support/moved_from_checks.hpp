@@ -7,7 +7,10 @@
 #include <cuwrap/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/error.hpp>
+#include <optional>
+#include <source_location>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "sw_fixture.hpp"
@@ -21,26 +24,65 @@ struct moved_from_fixture : sw_fixture {
   cuwrap::scoped_current_context current{ctx};
 };
 
-/// Checks that `operation` throws cuwrap::usage_error whose message is `expected` (followed by
-/// " at <file>:<line>" when the operation takes a call site), and makes no driver call.
+/// What a message says after " at ": the file's name without its directories.
+inline std::string file_name_only(const std::source_location& where) {
+  const std::string_view path = where.file_name();
+  return std::string{path.substr(path.rfind('/') + 1)};
+}
+
+/// The usage_error `operation` throws (a failed check, and a default-made error, if none),
+/// with the driver calls it made.
 template <class F>
-void check_moved_from(const std::string& expected, F&& operation) {
-  bool thrown = false;
+std::pair<std::optional<cuwrap::usage_error>, call_counts> usage_error_and_calls(F&& operation) {
+  std::optional<cuwrap::usage_error> error;
   const auto calls = calls_made_by([&] {
     try {
       std::forward<F>(operation)();
     } catch (const cuwrap::usage_error& e) {
-      thrown = true;
-      const std::string what = e.what();
-      const bool with_location = what.starts_with(expected + " at ");
-      CHECK_MESSAGE((what == expected || with_location), "got: ", what);
-      if (with_location) {
-        CHECK(e.where().line() != 0);
-      }
+      error = e;
     }
   });
-  CHECK_MESSAGE(thrown, "no cuwrap::usage_error for: ", expected);
+  return {error, calls};
+}
+
+/// Checks that `operation`, which takes a call site, throws cuwrap::usage_error whose message
+/// is `expected` followed by " at <file>:<line>" naming the line of the test that called it
+/// (this file, within a few lines of the check_moved_from call: where() must be the caller's
+/// line, never a line in cuwrap or none), and that it makes no driver call.
+template <class F>
+void check_moved_from(const std::string& expected, F&& operation,
+                      std::source_location test = std::source_location::current()) {
+  const auto [error, calls] = usage_error_and_calls(std::forward<F>(operation));
+  CHECK_MESSAGE(error.has_value(), "no cuwrap::usage_error for: ", expected);
   CHECK_MESSAGE(total(calls) == 0, "driver calls were made for: ", expected);
+  if (!error) {
+    return;
+  }
+  const std::string what = error->what();
+  const std::string site = " at " + file_name_only(test) + ":";
+  CHECK_MESSAGE(what.starts_with(expected + site), "got: ", what, "; expected: ", expected, site,
+                "<line>");
+  const auto& where = error->where();
+  CHECK_MESSAGE(std::string_view{where.file_name()} == test.file_name(), "where() is in '",
+                where.file_name(), "', not the test's file, for: ", expected);
+  // The operation's lambda starts on the check's line; clang-format may wrap it.
+  CHECK_MESSAGE((where.line() >= test.line() && where.line() <= test.line() + 4),
+                "where() is line ", where.line(), ", not the test's line ", test.line(),
+                ", for: ", expected);
+}
+
+/// Checks that `operation`, an operator or a conversion (which cannot take a call site),
+/// throws cuwrap::usage_error whose message is exactly `expected`, with no location
+/// (where().line() == 0), and makes no driver call.
+template <class F>
+void check_moved_from_without_call_site(const std::string& expected, F&& operation) {
+  const auto [error, calls] = usage_error_and_calls(std::forward<F>(operation));
+  CHECK_MESSAGE(error.has_value(), "no cuwrap::usage_error for: ", expected);
+  CHECK_MESSAGE(total(calls) == 0, "driver calls were made for: ", expected);
+  if (error) {
+    CHECK(std::string{error->what()} == expected);
+    CHECK(error->where().line() == 0);
+  }
 }
 
 /// "cuwrap::<type>::<operation>: this <type> was moved from (or released)".

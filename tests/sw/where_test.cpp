@@ -1,6 +1,7 @@
 // where() is the user's line: every error a public function throws carries the call site in the
 // caller's file, whichever driver call fails (a sweep that fails each call of a scenario in
-// turn), and graph node errors name the graph API they come from.
+// turn), graph node errors name the graph API they come from, and a moved-from owner handed to
+// a copy, a fill or a graph node is reported at the line of that call.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -29,6 +30,18 @@ cuwrap::error error_of(F&& f) {
     return e;
   }
   FAIL("no cuwrap::error was thrown");
+  throw;
+}
+
+// The usage_error `f` throws (a failed check if it throws none).
+template <class F>
+cuwrap::usage_error usage_error_of(F&& f) {
+  try {
+    f();
+  } catch (const cuwrap::usage_error& e) {
+    return e;
+  }
+  FAIL("no cuwrap::usage_error was thrown");
   throw;
 }
 
@@ -139,6 +152,82 @@ TEST_SUITE("where") {
       ctx.synchronize();
     });
     CHECK(points > 40);
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "a failing driver call in copies, fills and memory nodes reports the caller's "
+                    "line") {
+    const int points = where_sweep([] {
+      (void)cuwrap::driver_version();
+      (void)cuwrap::driver_path();
+      (void)cuwrap::is_software_driver();
+      const cuwrap::primary_context ctx{cuwrap::device::get(0)};
+      const cuwrap::scoped_current_context current{ctx};
+      const cuwrap::stream s{ctx};
+      cuwrap::device_buffer<int> d{ctx, 8};
+      cuwrap::device_buffer<int> e{ctx, 8};
+      std::vector<int> h(8, 1);
+      cuwrap::copy(d, h);
+      cuwrap::copy(s, e, d);
+      cuwrap::fill(d, 2);
+      cuwrap::fill(s, e, 3);
+      cuwrap::zero(d);
+      cuwrap::zero(s, e);
+      cuwrap::copy_peer(ctx, d, ctx, e);
+      cuwrap::pitched_buffer<int> p{ctx, 4, 2};
+      cuwrap::copy_2d(p, cuwrap::pitched_span<const int>::dense(h.data(), 4, 2));
+      cuwrap::copy_2d(s, cuwrap::pitched_span<int>::dense(h.data(), 4, 2), p);
+      cuwrap::stream_ordered_buffer<int> o{s, 8};
+      cuwrap::copy(s, o, d);
+      cuwrap::graph g{ctx};
+      const auto copy_node = g.add_copy(d, e);
+      const auto fill_node = g.add_fill(e, 4, {copy_node});
+      const auto exec = g.instantiate();
+      exec.set_copy_params(copy_node, e, d);
+      exec.set_fill_params(fill_node, d, 5);
+      exec.launch(s);
+      s.synchronize();
+    });
+    CHECK(points > 20);
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "a moved-from buffer in a copy, fill or node names the call's line") {
+    const cuwrap::primary_context ctx{cuwrap::device::get(0)};
+    const cuwrap::stream s{ctx};
+    cuwrap::device_buffer<int> gone{ctx, 4};
+    const cuwrap::device_buffer<int> kept{std::move(gone)};
+    cuwrap::pitched_buffer<int> gone_2d{ctx, 2, 2};
+    const cuwrap::pitched_buffer<int> kept_2d{std::move(gone_2d)};
+    cuwrap::graph g{ctx};
+    std::vector<int> h(4);
+    // NOLINTBEGIN(bugprone-use-after-move): the moved-from buffers are the point
+    const auto check_line = [](const cuwrap::usage_error& e, int line) {
+      CHECK(e.where().line() == static_cast<unsigned>(line));
+      CHECK(here(e.where()));
+      CHECK(std::string{e.what()}.starts_with("cuwrap::"));
+    };
+    int line = __LINE__ + 1;
+    check_line(usage_error_of([&] { cuwrap::copy(h, gone); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { cuwrap::copy(s, gone, h); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { cuwrap::fill(gone, 1); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { cuwrap::zero(s, gone); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { cuwrap::copy_peer(ctx, kept, ctx, gone); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { cuwrap::copy_2d(kept_2d, gone_2d); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { (void)g.add_copy(gone, h); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { (void)g.add_fill(gone, 1); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { (void)gone.span().subspan(1); }), line);
+    line = __LINE__ + 1;
+    check_line(usage_error_of([&] { (void)kept.span().subspan(5); }), line);
+    // NOLINTEND(bugprone-use-after-move)
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "device::name() reports the caller's line") {

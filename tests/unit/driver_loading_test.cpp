@@ -3,10 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <source_location>
 #include <string>
 
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/device.hpp"
+#include "cuwrap/driver.hpp"
 #include "cuwrap/error.hpp"
+#include "cuwrap/software_driver.hpp"
 
 namespace {
 
@@ -19,6 +23,42 @@ cuwrap::error load_error(const char* spec) {
   FAIL("loading '" << spec << "' did not fail");
   throw;
 }
+
+// The cuwrap::error `f` throws (a failed check if none).
+template <class F>
+cuwrap::error error_of(F&& f) {
+  try {
+    f();
+  } catch (const cuwrap::error& e) {
+    return e;
+  }
+  FAIL("no cuwrap::error was thrown");
+  throw;
+}
+
+// Sets CUWRAP_DRIVER for one test case, then puts back what was there.
+class driver_setting {
+ public:
+  explicit driver_setting(const char* value) {
+    const char* old = std::getenv("CUWRAP_DRIVER");
+    had_ = old != nullptr;
+    saved_ = had_ ? old : "";
+    REQUIRE(setenv("CUWRAP_DRIVER", value, 1) == 0);
+  }
+  driver_setting(const driver_setting&) = delete;
+  driver_setting& operator=(const driver_setting&) = delete;
+  ~driver_setting() {
+    if (had_) {
+      setenv("CUWRAP_DRIVER", saved_.c_str(), 1);
+    } else {
+      unsetenv("CUWRAP_DRIVER");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string saved_;
+};
 
 }  // namespace
 
@@ -65,6 +105,37 @@ TEST_SUITE("driver loading") {
     } else {
       unsetenv("CUWRAP_DRIVER");
     }
+  }
+
+  TEST_CASE("a public query that loads the driver reports the caller's line when it cannot") {
+    // CTest runs each case in a process of its own, and a failed load is tried again on the
+    // next call: each query below loads (and fails) anew.
+    const driver_setting missing{"/nonexistent/libcuda.so.1"};
+    const auto check_here = [](const cuwrap::error& e, int line) {
+      CHECK(std::string{e.what()}.find("cannot load '/nonexistent/libcuda.so.1'") !=
+            std::string::npos);
+      CHECK(std::string{e.where().file_name()} == __FILE__);
+      CHECK(e.where().line() == static_cast<unsigned>(line));
+    };
+    int line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::driver_version(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::driver_path(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::is_software_driver(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::software_driver::is_loaded(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::software_driver::control(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::device::count(); }), line);
+    line = __LINE__ + 1;
+    check_here(error_of([] { (void)cuwrap::device::get(0); }), line);
+    // load_driver() itself: the location it is given.
+    const auto site = std::source_location::current();
+    check_here(
+        error_of([&] { (void)cuwrap::detail::load_driver("/nonexistent/libcuda.so.1", site); }),
+        static_cast<int>(site.line()));
   }
 
   TEST_CASE("every table entry is requested by its base name") {

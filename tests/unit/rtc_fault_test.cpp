@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -109,6 +110,9 @@ CUWRAP_INTERPOSE_NVRTC(nvrtcGetLoweredName,
                        (nvrtcProgram prog, const char* const name_expression,
                         const char** lowered_name),
                        (prog, name_expression, lowered_name))
+CUWRAP_INTERPOSE_NVRTC(nvrtcVersion, (int* major, int* minor), (major, minor))
+CUWRAP_INTERPOSE_NVRTC(nvrtcGetNumSupportedArchs, (int* count), (count))
+CUWRAP_INTERPOSE_NVRTC(nvrtcGetSupportedArchs, (int* archs), (archs))
 
 #undef CUWRAP_INTERPOSE_NVRTC
 
@@ -167,6 +171,13 @@ CUWRAP_INTERPOSE_NVJITLINK(GetInfoLogSize, (nvJitLinkHandle handle, size_t* size
 CUWRAP_INTERPOSE_NVJITLINK(GetInfoLog, (nvJitLinkHandle handle, char* log), (handle, log))
 
 #undef CUWRAP_INTERPOSE_NVJITLINK
+
+// nvJitLinkVersion is a plain export, not a versioned inline wrapper.
+extern "C" nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) {
+  static const auto real = real_function<decltype(&nvJitLinkVersion)>("nvJitLinkVersion");
+  if (const auto injected = link_calls.enter("nvJitLinkVersion")) return *injected;
+  return real(major, minor);
+}
 
 namespace {
 
@@ -385,6 +396,54 @@ TEST_SUITE("rtc") {
     CHECK_THROWS_AS(lk.add(rtc::input_type::ptx, std::string_view{".version 9.0"}, "x.ptx"),
                     cuwrap::usage_error);
     CHECK_THROWS_AS(lk.add_file(rtc::input_type::object, "x.o"), cuwrap::usage_error);
+  }
+
+  TEST_CASE("failed version and architecture queries report the caller's line") {
+    const auto check_here = [](const char* function, auto query, auto& library, auto code,
+                               std::source_location site) {
+      CAPTURE(function);
+      library.reset();
+      library.fail_function = function;
+      library.fail_call = 1;
+      library.fail_with = code;
+      try {
+        query(site);
+        FAIL("the query did not throw");
+      } catch (const cuwrap::error& e) {
+        CHECK(std::string{e.api()} == function);
+        CHECK(std::string{e.where().file_name()} == __FILE__);
+        CHECK(e.where().line() == site.line());
+      }
+      library.reset();
+    };
+    using std::source_location;
+    check_here(
+        "nvrtcVersion", [](source_location w) { (void)rtc::nvrtc_version(w); }, calls,
+        NVRTC_ERROR_INTERNAL_ERROR, source_location::current());
+    check_here(
+        "nvrtcGetNumSupportedArchs", [](source_location w) { (void)rtc::supported_archs(w); },
+        calls, NVRTC_ERROR_INTERNAL_ERROR, source_location::current());
+    check_here(
+        "nvrtcGetSupportedArchs", [](source_location w) { (void)rtc::supported_archs(w); }, calls,
+        NVRTC_ERROR_INTERNAL_ERROR, source_location::current());
+    check_here(
+        "nvJitLinkVersion", [](source_location w) { (void)rtc::nvjitlink_version(w); }, link_calls,
+        NVJITLINK_ERROR_INTERNAL, source_location::current());
+    // And without passing a location: the default is the caller's line.
+    calls.fail_function = "nvrtcVersion";
+    calls.fail_call = 1;
+    calls.fail_with = NVRTC_ERROR_INTERNAL_ERROR;
+    std::optional<cuwrap::error> caught;
+    const unsigned line = __LINE__ + 2;
+    try {
+      (void)rtc::nvrtc_version();
+    } catch (const cuwrap::error& e) {
+      caught = e;
+    }
+    calls.reset();
+    REQUIRE(caught.has_value());
+    CHECK(caught->where().line() == line);
+    CHECK(std::string{caught->where().file_name()} == __FILE__);
   }
 
   TEST_CASE("a failed link throws rtc_error with nvJitLink's error log") {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -48,6 +49,26 @@ __device__ float twice(float v) { return 2.0f * v; }
 rtc::compiled_program lto(std::string_view source, std::string_view name) {
   rtc::program prog{source, name};
   return prog.compile({.arch = "sm_90", .relocatable_device_code = true, .lto = true});
+}
+
+// Checks that `operation` on a moved-from compiled_program throws cuwrap::usage_error naming
+// `name` and the line of the check (the operations below are one line each).
+template <class F>
+void check_moved_from_output(const std::string& name, F&& operation,
+                             std::source_location test = std::source_location::current()) {
+  CAPTURE(name);
+  const std::string_view path = test.file_name();
+  const auto file = std::string{path.substr(path.rfind('/') + 1)};  // what() names the file only
+  try {
+    operation();
+    FAIL("no cuwrap::usage_error");
+  } catch (const cuwrap::usage_error& e) {
+    CHECK(std::string{e.what()} == "cuwrap::rtc::compiled_program::" + name +
+                                       ": this rtc::compiled_program was moved from (or "
+                                       "released) at " +
+                                       file + ":" + std::to_string(test.line()));
+    CHECK(e.where().line() == test.line());
+  }
 }
 
 }  // namespace
@@ -354,6 +375,48 @@ extern "C" __global__ void k(int* p) { if constexpr (SCALE == 3) { *p = SCALE; }
     auto adopted_linker = rtc::linker::adopt(l3.release());
     CHECK(adopted_linker.get() == link_handle);
     CHECK(l3.empty());
+  }
+
+  TEST_CASE("every accessor of a moved-from compiled_program throws usage_error") {
+    rtc::program prog{saxpy_source, "saxpy.cu"};
+    prog.add_name_expression("saxpy");
+    rtc::compiled_program a = prog.compile({.arch = "sm_90"});
+    const rtc::compiled_program b{std::move(a)};
+    // NOLINTBEGIN(bugprone-use-after-move): the moved-from state is what is tested
+    CHECK(a.moved_from());
+    CHECK_FALSE(b.moved_from());
+    CHECK(b.has_ptx());
+    CHECK(b.has_cubin());
+    CHECK_FALSE(a.has_ptx());
+    CHECK_FALSE(a.has_cubin());
+    CHECK_FALSE(a.has_lto_ir());
+    check_moved_from_output("name", [&] { (void)a.name(); });
+    check_moved_from_output("arch", [&] { (void)a.arch(); });
+    check_moved_from_output("log", [&] { (void)a.log(); });
+    check_moved_from_output("ptx", [&] { (void)a.ptx(); });
+    check_moved_from_output("cubin", [&] { (void)a.cubin(); });
+    check_moved_from_output("lto_ir", [&] { (void)a.lto_ir(); });
+    check_moved_from_output("lowered_name", [&] { (void)a.lowered_name("saxpy"); });
+    check_moved_from_output("lowered_names", [&] { (void)a.lowered_names(); });
+    // A copy of a moved-from one holds nothing either; assigning a whole one makes it whole.
+    const rtc::compiled_program copy = a;
+    CHECK(copy.moved_from());
+    rtc::compiled_program c = b;
+    rtc::compiled_program d{std::move(c)};
+    c = d;
+    CHECK_FALSE(c.moved_from());
+    CHECK(c.ptx() == b.ptx());
+    CHECK(c.lowered_name("saxpy") == "saxpy");
+    auto& same = d;
+    d = std::move(same);  // a self-move keeps the value
+    CHECK_FALSE(d.moved_from());
+    // The linker refuses it as an argument, naming it, before nvJitLink sees it.
+    rtc::linker lk{{.arch = "sm_90"}};
+    CHECK_THROWS_WITH_AS(
+        lk.add(a),
+        doctest::Contains("cuwrap::rtc::linker::add: the compiled_program was moved from"),
+        cuwrap::usage_error);
+    // NOLINTEND(bugprone-use-after-move)
   }
 
   TEST_CASE("compiled programs are values that outlive their program") {

@@ -11,6 +11,7 @@
 #endif
 
 #include <atomic>
+#include <source_location>
 #include <span>
 #include <string>
 
@@ -61,13 +62,15 @@ struct driver_table {
 /// Loads the driver library named by `spec` ("" or unset: libcuda.so.1; "software": the
 /// bundled software driver; anything else: a path), calls cuInit(0) and fills a table.
 /// Throws cuwrap::error naming what went wrong: no library (the dlerror text), not a driver,
-/// the toolkit stub, no device. Each call loads anew; use driver() for the process's table.
-[[nodiscard]] const driver_table& load_driver(const char* spec);
+/// the toolkit stub, no device; its where() is `where`. Each call loads anew; use driver() for
+/// the process's table.
+[[nodiscard]] const driver_table& load_driver(const char* spec, std::source_location where = {});
 
 /// Loads the driver that CUWRAP_DRIVER names, once per process (thread-safe; a failed load is
 /// tried again on the next call), and points every entry of process_driver_table at it.
-/// Returns the loaded table.
-[[nodiscard]] const driver_table& load_process_driver();
+/// Returns the loaded table. A failure's where() is `where`: public functions that load the
+/// driver themselves pass their caller's; a load started by a table entry has none.
+[[nodiscard]] const driver_table& load_process_driver(std::source_location where = {});
 
 /// The process's table. Until the driver is loaded, each entry points to a function that
 /// calls load_process_driver() (which throws as load_driver() does) and then the loaded
@@ -101,10 +104,11 @@ inline constexpr int minimum_driver_version = 12000;
 /// What load_driver() does with the version cuDriverGetVersion reported: throws cuwrap::error
 /// (CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, errc::driver_unavailable) naming `path`, the
 /// version and the minimum when it is below minimum_driver_version (0 or negative included).
-void check_driver_version(int version, const std::string& path);
+void check_driver_version(int version, const std::string& path, std::source_location where = {});
 
 /// Information about the driver behind `table` (returned by load_driver(), or driver(), whose
-/// driver this loads if it is not yet loaded).
-[[nodiscard]] const loaded_driver_info& driver_info(const driver_table& table);
+/// driver this loads if it is not yet loaded; a failed load throws at `where`).
+[[nodiscard]] const loaded_driver_info& driver_info(const driver_table& table,
+                                                    std::source_location where = {});
 
 }  // namespace cuwrap::detail

@@ -53,9 +53,9 @@ class owned_memory {
   }
 
   /// The pointer (a device pointer unless the type says otherwise). Throws
-  /// cuwrap::usage_error if the owner was moved from or released.
-  [[nodiscard]] T* data() const {
-    expect_not_moved_from(!moved_from(), Free::name, "data");
+  /// cuwrap::usage_error at `where` if the owner was moved from or released.
+  [[nodiscard]] T* data(std::source_location where = std::source_location::current()) const {
+    expect_not_moved_from(!moved_from(), Free::name, "data", where);
     return data_;
   }
   /// The number of elements (0 once moved from).

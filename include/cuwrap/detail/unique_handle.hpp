@@ -1,10 +1,29 @@
-// The ownership part of every handle owner (stream, event, graph, graph_exec, memory_pool),
-// written once: move, destroy, release, adopt, and the moved-from state.
+// The ownership part of every handle owner (stream, event, graph, graph_exec, memory_pool,
+// rtc::program, rtc::linker), written once: move, destroy, release, adopt, and the moved-from
+// state.
 #pragma once
 
 #include <utility>
 
 namespace cuwrap::detail {
+
+/// The view of an owner that has no view type of its own (rtc::program, rtc::linker): the
+/// handle, get() and empty(). The null handle is the empty one.
+template <class Handle>
+class handle_view {
+ public:
+  using native_handle_type = Handle;  ///< the library's handle type
+
+  /// Views `handle` (not owned).
+  constexpr explicit handle_view(Handle handle) noexcept : handle_{handle} {}
+  /// The library's handle; null when empty.
+  [[nodiscard]] constexpr Handle get() const noexcept { return handle_; }
+  /// True for a moved-from or released owner.
+  [[nodiscard]] constexpr bool empty() const noexcept { return handle_ == nullptr; }
+
+ protected:
+  Handle handle_;
+};
 
 /// An owner of one driver handle. It derives from the owner's view, Traits::ref_type, so an
 /// owner is-a view and converts to one for free. Traits supplies:
@@ -57,6 +76,8 @@ class unique_handle : public Traits::ref_type {
   unique_handle(ref view, state_type state) noexcept : ref{view}, state_{std::move(state)} {}
   /// What the owner keeps beside the handle.
   [[nodiscard]] const state_type& state() const noexcept { return state_; }
+  /// The same, for owners that change it (an rtc::program's name expressions).
+  [[nodiscard]] state_type& state() noexcept { return state_; }
 
  private:
   ref take() noexcept {

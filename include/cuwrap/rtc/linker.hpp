@@ -14,13 +14,29 @@
 #include <utility>
 #include <vector>
 
+#include "cuwrap/detail/unique_handle.hpp"
 #include "cuwrap/rtc/error.hpp"
 #include "cuwrap/rtc/program.hpp"
+
+namespace cuwrap::detail {
+/// How an rtc::linker owner destroys its handle (nvJitLinkDestroy); see unique_handle. It keeps
+/// the names of its inputs beside the handle, for error messages.
+struct rtc_linker_traits {
+  using ref_type = handle_view<nvJitLinkHandle>;
+  using state_type = std::vector<std::string>;
+  static constexpr nvJitLinkHandle empty_handle() noexcept { return nullptr; }
+  static void destroy(nvJitLinkHandle handle) noexcept {
+    check_nothrow(nvJitLinkDestroy(&handle), "nvJitLinkDestroy");
+  }
+};
+}  // namespace cuwrap::detail
 
 namespace cuwrap::rtc {
 
 /// The version of the nvJitLink library in use (nvJitLinkVersion). Needs no driver or GPU.
-[[nodiscard]] version nvjitlink_version();
+/// Throws cuwrap::error at `where`.
+[[nodiscard]] version nvjitlink_version(
+    std::source_location where = std::source_location::current());
 
 /// What a linker input is (nvJitLinkInputType).
 enum class input_type {
@@ -56,10 +72,8 @@ struct link_options {
 ///     lk.add(a);  // compiled_programs, compiled with -dlto
 ///     lk.add(b);
 ///     auto mod = cuwrap::module::load(ctx, lk.link());
-class linker {
+class linker : public detail::unique_handle<detail::rtc_linker_traits> {
  public:
-  using native_handle_type = nvJitLinkHandle;
-
   /// A linker with `options` (nvJitLinkCreate). Throws rtc_error with nvJitLink's error log
   /// for a missing arch or an unknown option.
   explicit linker(const link_options& options,
@@ -73,28 +87,6 @@ class linker {
 
   /// Takes ownership of `handle`.
   [[nodiscard]] static linker adopt(native_handle_type handle) noexcept { return linker{handle}; }
-  linker(linker&& other) noexcept
-      : handle_{std::exchange(other.handle_, nullptr)}, inputs_{std::move(other.inputs_)} {}
-  linker& operator=(linker&& other) noexcept {
-    if (this != &other) {
-      linker old{std::move(*this)};  // destroys the previous linker
-      handle_ = std::exchange(other.handle_, nullptr);
-      inputs_ = std::move(other.inputs_);
-    }
-    return *this;
-  }
-  ~linker() {
-    if (handle_ != nullptr) {
-      check_nothrow(nvJitLinkDestroy(&handle_), "nvJitLinkDestroy");
-    }
-  }
-
-  /// nvJitLink's handle; nullptr when empty.
-  [[nodiscard]] native_handle_type get() const noexcept { return handle_; }
-  /// Gives up ownership: the caller must destroy the returned handle.
-  [[nodiscard]] native_handle_type release() noexcept { return std::exchange(handle_, nullptr); }
-  /// True for a moved-from or released linker.
-  [[nodiscard]] bool empty() const noexcept { return handle_ == nullptr; }
 
   /// Adds an input of `type` (nvJitLinkAddData; nvJitLink copies it). `name` appears in
   /// logs and errors. Throws rtc_error with the error log for input nvJitLink rejects (the
@@ -126,13 +118,12 @@ class linker {
   [[nodiscard]] std::string log() const;
 
  private:
-  explicit linker(native_handle_type handle) noexcept : handle_{handle} {}
-  void create(std::span<const std::string> options, std::source_location where);
+  explicit linker(native_handle_type handle) noexcept
+      : unique_handle{detail::handle_view<nvJitLinkHandle>{handle}, {}} {}
+  static native_handle_type create(std::span<const std::string> options,
+                                   std::source_location where);
   [[noreturn]] void fail(nvJitLinkResult result, const char* api, std::string details,
                          std::source_location where) const;
-
-  native_handle_type handle_ = nullptr;
-  std::vector<std::string> inputs_;  // names, for error messages
 };
 
 static_assert(!std::is_copy_constructible_v<linker> &&

@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "cuwrap/detail/unique_handle.hpp"
 #include "cuwrap/device.hpp"
+#include "cuwrap/error.hpp"
 #include "cuwrap/rtc/error.hpp"
 
 namespace cuwrap::rtc {
@@ -26,11 +28,13 @@ struct version {
   friend constexpr auto operator<=>(version, version) = default;
 };
 
-/// The version of the NVRTC library in use (nvrtcVersion). Needs no driver or GPU.
-[[nodiscard]] version nvrtc_version();
+/// The version of the NVRTC library in use (nvrtcVersion). Needs no driver or GPU. Throws
+/// cuwrap::error at `where`.
+[[nodiscard]] version nvrtc_version(std::source_location where = std::source_location::current());
 /// The real architectures NVRTC can compile for, as numbers such as 90 for sm_90
-/// (nvrtcGetNumSupportedArchs, nvrtcGetSupportedArchs).
-[[nodiscard]] std::vector<int> supported_archs();
+/// (nvrtcGetNumSupportedArchs, nvrtcGetSupportedArchs). Throws cuwrap::error at `where`.
+[[nodiscard]] std::vector<int> supported_archs(
+    std::source_location where = std::source_location::current());
 
 /// The real architecture of a compute capability: "sm_90" for 9.0. A cubin for it runs on
 /// devices of that capability.
@@ -70,27 +74,45 @@ class program;
 
 /// What a successful compilation produced: PTX, a cubin, or LTO-IR, the log, and the
 /// lowered names of the name expressions. A value: copyable, and independent of the program
-/// (it holds copies), so it may outlive it.
+/// (it holds copies), so it may outlive it. Once moved from, every accessor throws
+/// cuwrap::usage_error naming the operation (a copy of a moved-from one is moved from too);
+/// has_ptx(), has_cubin() and has_lto_ir() say false.
 class compiled_program {
  public:
+  /// True once moved from: it holds nothing.
+  [[nodiscard]] bool moved_from() const noexcept { return moved_.value; }
+
   /// The program's name, as given to program.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& name(
+      std::source_location where = std::source_location::current()) const {
+    expect_usable("name", where);
+    return name_;
+  }
   /// The architecture it was compiled for ("sm_90"), or "" for NVRTC's default.
-  [[nodiscard]] const std::string& arch() const noexcept { return arch_; }
+  [[nodiscard]] const std::string& arch(
+      std::source_location where = std::source_location::current()) const {
+    expect_usable("arch", where);
+    return arch_;
+  }
   /// The compiler's log: warnings, or empty (nvrtcGetProgramLog).
-  [[nodiscard]] const std::string& log() const noexcept { return log_; }
+  [[nodiscard]] const std::string& log(
+      std::source_location where = std::source_location::current()) const {
+    expect_usable("log", where);
+    return log_;
+  }
 
   /// True if there is PTX (any compilation without -dlto).
-  [[nodiscard]] bool has_ptx() const noexcept { return !ptx_.empty(); }
+  [[nodiscard]] bool has_ptx() const noexcept { return !moved_from() && !ptx_.empty(); }
   /// True if there is a cubin (compiled for a real sm_ architecture, without -dlto).
-  [[nodiscard]] bool has_cubin() const noexcept { return !cubin_.empty(); }
+  [[nodiscard]] bool has_cubin() const noexcept { return !moved_from() && !cubin_.empty(); }
   /// True if there is LTO-IR (compiled with -dlto).
-  [[nodiscard]] bool has_lto_ir() const noexcept { return !lto_ir_.empty(); }
+  [[nodiscard]] bool has_lto_ir() const noexcept { return !moved_from() && !lto_ir_.empty(); }
 
   /// The PTX text (nvrtcGetPTX), NUL-terminated for cuModuleLoadData. Throws cuwrap::error
   /// (NVRTC_ERROR_INVALID_INPUT) saying why when there is none (compiled with -dlto).
   [[nodiscard]] const std::string& ptx(
       std::source_location where = std::source_location::current()) const {
+    expect_usable("ptx", where);
     if (ptx_.empty()) [[unlikely]] {
       missing_output(output::ptx, where);
     }
@@ -100,6 +122,7 @@ class compiled_program {
   /// saying why when there is none: compiled for a virtual architecture, or with -dlto.
   [[nodiscard]] std::span<const std::byte> cubin(
       std::source_location where = std::source_location::current()) const {
+    expect_usable("cubin", where);
     if (cubin_.empty()) [[unlikely]] {
       missing_output(output::cubin, where);
     }
@@ -109,6 +132,7 @@ class compiled_program {
   /// (NVRTC_ERROR_INVALID_INPUT) when there is none (compiled without -dlto).
   [[nodiscard]] std::span<const std::byte> lto_ir(
       std::source_location where = std::source_location::current()) const {
+    expect_usable("lto_ir", where);
     if (lto_ir_.empty()) [[unlikely]] {
       missing_output(output::lto_ir, where);
     }
@@ -123,8 +147,9 @@ class compiled_program {
       std::string_view expression,
       std::source_location where = std::source_location::current()) const;
   /// Every name expression and its lowered name, in the order they were added.
-  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& lowered_names()
-      const noexcept {
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& lowered_names(
+      std::source_location where = std::source_location::current()) const {
+    expect_usable("lowered_names", where);
     return lowered_names_;
   }
 
@@ -133,6 +158,23 @@ class compiled_program {
   enum class output { ptx, cubin, lto_ir };
   compiled_program() = default;
   [[noreturn]] void missing_output(output kind, std::source_location where) const;
+  void expect_usable(const char* operation, std::source_location where) const {
+    detail::expect_not_moved_from(!moved_from(), "rtc::compiled_program", operation, where);
+  }
+
+  // True in a moved-from object. Moving sets it in the source; copying copies it.
+  struct moved_from_flag {
+    bool value = false;
+    moved_from_flag() = default;
+    moved_from_flag(const moved_from_flag&) = default;
+    moved_from_flag& operator=(const moved_from_flag&) = default;
+    moved_from_flag(moved_from_flag&& other) noexcept : value{std::exchange(other.value, true)} {}
+    moved_from_flag& operator=(moved_from_flag&& other) noexcept {
+      value = std::exchange(other.value, true);  // self-move keeps the value
+      return *this;
+    }
+    ~moved_from_flag() = default;
+  };
 
   std::string name_;
   std::string arch_;
@@ -141,7 +183,30 @@ class compiled_program {
   std::vector<std::byte> cubin_;
   std::vector<std::byte> lto_ir_;
   std::vector<std::pair<std::string, std::string>> lowered_names_;
+  moved_from_flag moved_;
 };
+
+}  // namespace cuwrap::rtc
+
+namespace cuwrap::detail {
+/// What an rtc::program keeps beside its handle.
+struct rtc_program_state {
+  std::string name;                           ///< the program's name
+  std::vector<std::string> name_expressions;  ///< added with add_name_expression()
+  bool compiled = false;                      ///< compile() succeeded once
+};
+/// How an rtc::program owner destroys its handle (nvrtcDestroyProgram); see unique_handle.
+struct rtc_program_traits {
+  using ref_type = handle_view<nvrtcProgram>;
+  using state_type = rtc_program_state;
+  static constexpr nvrtcProgram empty_handle() noexcept { return nullptr; }
+  static void destroy(nvrtcProgram handle) noexcept {
+    check_nothrow(nvrtcDestroyProgram(&handle), "nvrtcDestroyProgram");
+  }
+};
+}  // namespace cuwrap::detail
+
+namespace cuwrap::rtc {
 
 /// A CUDA C++ source to compile with NVRTC (nvrtcCreateProgram; nvrtcDestroyProgram in the
 /// destructor). Move-only; a moved-from program is empty. Compiling needs no driver or GPU.
@@ -149,10 +214,8 @@ class compiled_program {
 ///     cuwrap::rtc::program prog{source, "saxpy.cu"};
 ///     auto out = prog.compile({.arch = "sm_90", .standard = "c++17"});
 ///     auto mod = cuwrap::module::load(ctx, out.cubin());
-class program {
+class program : public detail::unique_handle<detail::rtc_program_traits> {
  public:
-  using native_handle_type = nvrtcProgram;
-
   /// A program named `name` (the name NVRTC's log uses) from `source`, with `headers` that
   /// `#include` finds by name (nvrtcCreateProgram; NVRTC copies the texts). Throws
   /// cuwrap::error.
@@ -168,35 +231,9 @@ class program {
   [[nodiscard]] static program adopt(native_handle_type handle, std::string name) noexcept {
     return program{handle, std::move(name)};
   }
-  program(program&& other) noexcept
-      : handle_{std::exchange(other.handle_, nullptr)},
-        name_{std::move(other.name_)},
-        name_expressions_{std::move(other.name_expressions_)},
-        compiled_{other.compiled_} {}
-  program& operator=(program&& other) noexcept {
-    if (this != &other) {
-      program old{std::move(*this)};  // destroys the previous program
-      handle_ = std::exchange(other.handle_, nullptr);
-      name_ = std::move(other.name_);
-      name_expressions_ = std::move(other.name_expressions_);
-      compiled_ = other.compiled_;
-    }
-    return *this;
-  }
-  ~program() {
-    if (handle_ != nullptr) {
-      check_nothrow(nvrtcDestroyProgram(&handle_), "nvrtcDestroyProgram");
-    }
-  }
 
-  /// NVRTC's handle; nullptr when empty.
-  [[nodiscard]] native_handle_type get() const noexcept { return handle_; }
-  /// Gives up ownership: the caller must destroy the returned handle.
-  [[nodiscard]] native_handle_type release() noexcept { return std::exchange(handle_, nullptr); }
-  /// True for a moved-from or released program.
-  [[nodiscard]] bool empty() const noexcept { return handle_ == nullptr; }
-  /// The program's name.
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// The program's name ("" once moved from or released).
+  [[nodiscard]] const std::string& name() const noexcept { return state().name; }
 
   /// Asks for the lowered (mangled) name of `expression`, such as "fill<int>" or "&table",
   /// which also instantiates templates (nvrtcAddNameExpression). Must come before compile();
@@ -223,12 +260,10 @@ class program {
 
  private:
   program(native_handle_type handle, std::string name) noexcept
-      : handle_{handle}, name_{std::move(name)} {}
-
-  native_handle_type handle_;
-  std::string name_;
-  std::vector<std::string> name_expressions_;
-  bool compiled_ = false;
+      : unique_handle{detail::handle_view<nvrtcProgram>{handle},
+                      detail::rtc_program_state{std::move(name), {}, false}} {}
+  static native_handle_type create(std::string_view source, const std::string& name,
+                                   std::span<const header> headers, std::source_location where);
 };
 
 static_assert(!std::is_copy_constructible_v<program> &&
