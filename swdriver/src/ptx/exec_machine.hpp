@@ -2,8 +2,9 @@
 // interpreter's interface: a launch's threads, their frames, the CTA's barriers, and class
 // Machine, whose members are defined by concept: scheduling (exec_schedule.cpp), one instruction
 // (exec_step.cpp), special registers (exec_sregs.cpp), memory (exec_memory.cpp), calls and
-// built-ins (exec_calls.cpp), CTA barriers (exec_barriers.cpp) and warp collectives
-// (exec_warp.cpp). Operand reads and writes are inline here: every instruction makes them.
+// built-ins (exec_calls.cpp), CTA barriers (exec_barriers.cpp), warp collectives
+// (exec_warp.cpp), asynchronous copies (exec_async.cpp) and mbarrier objects
+// (exec_mbarrier.cpp). Operand reads and writes are inline here: every instruction makes them.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ptx/exec.hpp"
+#include "ptx/exec_async.hpp"
 #include "ptx/program.hpp"
 
 namespace swcu::ptx::detail {
@@ -34,8 +36,9 @@ struct Frame {
   std::uint32_t rets = 0;  // index into Thread::addrs of the return addresses
 };
 
-/// Where a thread is: running, waiting at a CTA barrier or at a warp collective, exited.
-enum class TState : std::uint8_t { run, barrier, sync_wait, exited };
+/// Where a thread is: running, waiting at a CTA barrier, at a warp collective or in
+/// mbarrier.try_wait for a phase to complete, exited.
+enum class TState : std::uint8_t { run, barrier, sync_wait, mbarrier_wait, exited };
 
 /// One thread of the CTA: its program counter, registers, frames and memory.
 struct Thread {
@@ -54,6 +57,8 @@ struct Thread {
   // a pending bar.red: where its result goes
   std::uint32_t red_reg = UINT32_MAX;
   Type red_type = Type::u32;
+  // cp.async and cp.async.bulk copies issued and not complete yet
+  AsyncCopies async;
 };
 
 /// One of the CTA's 16 named barriers, with bar.red's running reduction.
@@ -202,6 +207,36 @@ class Machine {
 
   Step warp_collective(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
                        std::uint32_t pc, std::uint32_t w);
+
+  // ------------------------------------------------ asynchronous copies (exec_async.cpp)
+
+  // cp.async, its groups and cp.async.mbarrier.arrive; cp.async.bulk and its bulk groups.
+  Step async_copy(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
+                  std::uint32_t pc);
+  // The `bytes` a copy reads at `addr` in `space` (a range check, without resolve()'s alignment
+  // check: a zero-filling cp.async reads fewer bytes than its aligned size).
+  const unsigned char* source(Thread& t, Space space, std::uint64_t addr, std::uint32_t bytes);
+  // Performs the copies of `g` in groups numbered below `before` (every copy: UINT32_MAX).
+  void complete_copies(Thread& t, CopyGroups& g, std::uint32_t before);
+  // Performs every copy the thread has in flight (when it exits).
+  void complete_async(Thread& t);
+
+  // ------------------------------------------------- mbarrier objects (exec_mbarrier.cpp)
+
+  // mbarrier.init, inval, arrive (and _drop, .expect_tx, .noComplete), expect_tx, complete_tx,
+  // test_wait and try_wait (a thread whose phase is not complete waits in TState::mbarrier_wait),
+  // pending_count.
+  Step mbarrier(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
+                std::uint32_t pc);
+  // The bytes of the initialized mbarrier object at `addr` (a shared or generic address; a
+  // .shared::cluster address is the CTA's own, as a CTA is its own cluster); `what` names the
+  // instruction in a fault.
+  unsigned char* mbarrier_object(Thread& t, Space space, std::uint64_t addr, const char* what);
+  // Adds `tx` to the object's tx-count, then `count` arrivals (arrive_drop: `drop` fewer expected
+  // from now on); completes the phase when no arrival and no transaction is pending, waking the
+  // threads waiting on an mbarrier. Returns the object's value before.
+  std::uint64_t mbarrier_update(unsigned char* obj, std::uint32_t count, std::int64_t tx,
+                                std::uint32_t drop = 0, bool no_complete = false);
 
   Launch& l_;
   const Program& p_;

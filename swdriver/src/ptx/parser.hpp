@@ -2,8 +2,9 @@
 // the interpreter's interface. Two passes over the tokens: the first declares every function
 // and module variable (so calls and addresses may name what is defined later), the second
 // decodes bodies. Module level: parse_module.cpp; function bodies and their declarations:
-// parse_function.cpp; instructions: parse_instruction.cpp; operands: parse_operand.cpp; the
-// ISA's structural checks: parse_checks.cpp. Errors are thrown as ParseError with the PTX line.
+// parse_function.cpp; instructions: parse_instruction.cpp, asynchronous copies and mbarriers:
+// parse_async.cpp; operands: parse_operand.cpp; the ISA's structural checks: parse_checks.cpp.
+// Errors are thrown as ParseError with the PTX line.
 #pragma once
 
 #include <algorithm>
@@ -156,6 +157,15 @@ class Parser {
   // call[.uni] [(ret,...),] target, [(args...)] [, proto];
   // ops[0]: target (sym function or reg); ops[1]: vec of return symbols; ops[2]: vec of args.
   void call_operands(Inst& inst, int line);
+
+  // ---- asynchronous copies, mbarriers, setmaxnreg (parse_async.cpp)
+  // Decodes a cp.*, mbarrier.* or setmaxnreg instruction and appends it: true; false (nothing
+  // read) for a form the interpreter does not run, which the caller records as unsupported.
+  bool async_instruction(Inst& inst, std::string_view opcode, std::string_view base,
+                         const std::vector<std::string_view>& parts, int line);
+  // Drops fence's proxy qualifiers (.proxy.async, .mbarrier_init, .sync_restrict::...): the
+  // fences the interpreter runs order every access of the thread, whatever its proxy.
+  static void strip_fence_proxy(std::vector<std::string_view>& parts);
 
   // ---- structural checks (parse_checks.cpp)
   // Predicate registers only where the ISA takes a predicate, and a predicate where it needs one.

@@ -239,10 +239,10 @@ $end:
       {%a0, %a1, %a2, %a3}, {%b0, %b1}, {%c0, %c1, %c2, %c3};
 )",
         R"(
-  .reg .b32 %s;
+  .reg .b32 %s, %c;
   mov.u32 %s, buf;
-  cp.async.ca.shared.global [%s], [%in], 4;
-  cp.async.wait_all;
+  mov.u32 %c, 0;
+  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%s], [%in, {%c}], [%s];
 )",
         R"(
   .reg .f32 %x, %r<4>;
