@@ -88,9 +88,7 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
   };
   const auto need_value = [&](int k) {
     if (!is_value(inst.ops[k]))
-      bad("operand " + std::to_string(k + 1) +
-          " must be a register or a "
-          "constant (not a predicate)");
+      bad("operand " + std::to_string(k + 1) + " must be a register or a constant");
   };
   const auto need_imm = [&](int k) {
     if (inst.ops[k].kind != Operand::Kind::imm)
@@ -141,11 +139,12 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
     if (kind == ".try_wait") inst.mode |= kTryWait;
     const std::string_view sem = mods.take_any({".release", ".acquire", ".relaxed"});
     const std::string_view scope = mods.take_any({".cta", ".cluster"});
+    const bool tx_only = kind == ".expect_tx" || kind == ".complete_tx";
     if (!sem.empty() && ((arrive && sem == ".acquire") || (wait && sem == ".release") ||
-                         (!arrive && !wait && kind != ".expect_tx" && kind != ".complete_tx"))) {
+                         (tx_only && sem != ".relaxed") || (!arrive && !wait && !tx_only))) {
       bad("the memory order " + std::string(sem) + " is not valid here");
     }
-    if (!scope.empty() && kind != ".expect_tx" && kind != ".complete_tx" && !arrive && !wait) {
+    if (!scope.empty() && !tx_only && !arrive && !wait) {
       bad("the scope " + std::string(scope) + " is not valid here");
     }
     const std::string_view space = mods.take_any({".shared::cluster", ".shared::cta", ".shared"});

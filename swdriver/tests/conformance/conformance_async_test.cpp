@@ -33,11 +33,9 @@ std::vector<float> matmul(const std::vector<float>& a, const std::vector<float>&
   return c;
 }
 
-}  // namespace
-
-TEST_SUITE("conformance.async") {
-  TEST_CASE_FIXTURE(Conformance, "conformance.async: double-buffered tiled matrix multiplies") {
-    const CUmodule m = load_ptx("async");
+struct AsyncConformance : Conformance {
+  // The double-buffered matrix multiplies of module `m`.
+  void check_matmuls(CUmodule m) {
     constexpr int M = 32, N = 48, K = 64;
     const std::vector<float> a = matrix(M, K, 1), b = matrix(K, N, 5);
     const std::vector<float> want = matmul(a, b, M, N, K);
@@ -49,8 +47,8 @@ TEST_SUITE("conformance.async") {
     }
   }
 
-  TEST_CASE_FIXTURE(Conformance, "conformance.async: cuda::memcpy_async with a cuda::barrier") {
-    const CUmodule m = load_ptx("async");
+  // The cuda::barrier kernels of module `m`.
+  void check_barrier_copies(CUmodule m) {
     constexpr int blocks = 3;
     std::vector<int> in(blocks * 256);
     std::iota(in.begin(), in.end(), -100);
@@ -61,7 +59,8 @@ TEST_SUITE("conformance.async") {
       for (int t = 0; t < 256; ++t) want[b * 256 + t] = 2 * in[b * 256 + (t + 1) % 256];
     expect_equal(download<int>(dout, in.size()), want, "barrier_copy");
 
-    // 16-byte aligned: one cp.async.bulk completes the barrier's tx-count.
+    // 16-byte aligned: one cp.async.bulk completes the barrier's tx-count (compute_80: cp.async
+    // of 16 bytes).
     std::vector<int> in4(blocks * 64 * 4);
     std::iota(in4.begin(), in4.end(), 1);
     const CUdeviceptr din4 = upload(in4), dout4 = zeros<int>(in4.size());
@@ -72,6 +71,27 @@ TEST_SUITE("conformance.async") {
         for (int c = 0; c < 4; ++c)
           want4[(b * 64 + t) * 4 + c] = in4[(b * 64 + 63 - t) * 4 + 3 - c];
     expect_equal(download<int>(dout4, in4.size()), want4, "barrier_copy_bulk");
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("conformance.async") {
+  TEST_CASE_FIXTURE(AsyncConformance,
+                    "conformance.async: double-buffered tiled matrix multiplies") {
+    check_matmuls(load_ptx("async"));
+  }
+
+  TEST_CASE_FIXTURE(AsyncConformance,
+                    "conformance.async: cuda::memcpy_async with a cuda::barrier") {
+    check_barrier_copies(load_ptx("async"));
+  }
+
+  TEST_CASE_FIXTURE(AsyncConformance,
+                    "conformance.async: the same kernels compiled for compute_80 (test_wait)") {
+    const CUmodule m = load_ptx("async_80");
+    check_matmuls(m);
+    check_barrier_copies(m);
   }
 
   TEST_CASE_FIXTURE(Conformance, "conformance.async: zero-fill reads nothing past the input") {
