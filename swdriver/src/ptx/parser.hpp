@@ -23,10 +23,13 @@
 
 namespace swcu::ptx::detail {
 
-/// Registers and variables declared in one `{ }` block of a function.
+/// Registers, variables and labels declared in one `{ }` block of a function (a label is
+/// visible in its block and the blocks inside it, as ptxas scopes it: inline asm that defines the
+/// same label in each of its `{ }` blocks is valid PTX).
 struct Scope {
   std::unordered_map<std::string, std::uint32_t> regs;
-  std::unordered_map<std::string, Operand> syms;  // local/shared/param variables
+  std::unordered_map<std::string, Operand> syms;          // local/shared/param variables
+  std::unordered_map<std::string, std::uint32_t> labels;  // label -> pc
 };
 
 /// A function's index and its formal parameters' and return values' names.
@@ -196,7 +199,11 @@ class Parser {
     std::string label;
     int line;
     int operand;
+    std::size_t depth;  // the innermost open block that may define the label (scopes_ size)
   };
+  // At the end of a block: resolves the branches inside it to the labels it defines; the others
+  // look in the enclosing block next.
+  void resolve_labels();
   std::vector<Fixup> fixups_;
   std::unordered_map<std::string, std::uint32_t> tables_;
   struct TableFixup {

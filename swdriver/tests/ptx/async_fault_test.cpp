@@ -181,6 +181,8 @@ $wait:
         {"  mbarrier.init.shared.b64 [bar];\n", "mbarrier.init"},
         {"  mbarrier.frobnicate.shared.b64 [bar];\n", "mbarrier.frobnicate"},
         {"  cp.async.bulk.global.shared::cta [%out], [sbuf], 16;\n", "cp.async.bulk"},
+        // a label is visible only in its { } block (as ptxas scopes it)
+        {"  {\n  INNER:\n  }\n  bra INNER;\n", "bra INNER"},
     };
     for (const auto& c : cases) {
       const std::string text = ptxt::kernel("  .reg .pred %p;\n" + c[0], kShared);

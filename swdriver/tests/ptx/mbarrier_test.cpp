@@ -200,6 +200,41 @@ $done:
     for (u32 t = 0; t < 32; ++t) CHECK(r[2 * t] == (31 - t) * 7 + 1);
   }
 
+  TEST_CASE_FIXTURE(PtxTest, "ptx.mbarrier: waits in inline-asm blocks that reuse their labels") {
+    // CUTLASS's ClusterBarrier::wait is inline asm with its own labels in a { } block; inlined
+    // twice, the labels repeat in sibling blocks, which ptxas scopes to each block.
+    const std::string wait = R"(
+  {
+  .reg .pred P1;
+  LAB_WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 P1, [%a], %par, 10000000;
+  @P1 bra DONE;
+  bra LAB_WAIT;
+  DONE:
+  }
+)";
+    const auto r = run_as<u32>(ptxt::kernel(R"(
+  .reg .b32 %a, %par, %v;
+  mov.u32 %a, bar;
+  mov.u32 %par, 0;
+  mbarrier.init.shared.b64 [bar], 1;
+  mbarrier.arrive.shared.b64 _, [bar];
+)" + wait + R"(
+  mov.u32 %par, 1;
+  mbarrier.arrive.shared.b64 _, [bar];
+)" + wait + R"(
+  mov.u32 %v, 2;
+  st.global.u32 [%out], %v;
+  bra DONE;
+  mov.u32 %v, 3;
+  st.global.u32 [%out], %v;
+DONE:
+)",
+                                            kBar),
+                               1);
+    CHECK(r[0] == 2);  // the last bra goes to the function's own DONE
+  }
+
   TEST_CASE_FIXTURE(PtxTest,
                     "ptx.mbarrier: a producer and a consumer warp alternate over 8 phases") {
     // full: the consumer may read; empty: the producer may write. Round r waits for parity r & 1
