@@ -2,8 +2,8 @@
 // whose tiles arrive by cp.async (the __pipeline primitives: commit and wait groups) and by a
 // two-stage cuda::pipeline (mbarriers tracking cp.async), cuda::memcpy_async with a
 // cuda::barrier (element copies, and a bulk copy completing the barrier's tx-count), zero-fill,
-// a bulk store from shared to global memory (cuda::ptx), and a pair of kernels using
-// programmatic dependent launch.
+// a bulk store from shared to global memory (cuda::ptx), the CUDA Programming Guide's bulk copy
+// example, and a pair of kernels using programmatic dependent launch.
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 #include <cuda/pipeline>
@@ -149,4 +149,37 @@ extern "C" __global__ void pdl_secondary(const int* mid, int* out, int n) {
   const int bias = i % 7;  // work that does not depend on the primary
   cudaGridDependencySynchronize();
   if (i < n) out[i] = mid[i] + bias;
+}
+
+// The CUDA Programming Guide's one-dimensional bulk copy ("TMA") example: thread 0 copies the
+// block's 1024 ints into shared memory with memcpy_async_tx and arrives with their byte count, the
+// block adds one, and thread 0 stores the result back with a bulk copy.
+extern "C" __global__ void tma_add_one(int* data) {
+  constexpr int buf_len = 1024;
+  __shared__ alignas(16) int smem_data[buf_len];
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+  const size_t offset = blockIdx.x * buf_len;
+  if (threadIdx.x == 0) {
+    init(&bar, blockDim.x);
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  }
+  __syncthreads();
+  cuda::barrier<cuda::thread_scope_block>::arrival_token token;
+  if (threadIdx.x == 0) {
+    cuda::device::memcpy_async_tx(smem_data, data + offset,
+                                  cuda::aligned_size_t<16>(sizeof(smem_data)), bar);
+    token = cuda::device::barrier_arrive_tx(bar, 1, sizeof(smem_data));
+  } else {
+    token = bar.arrive();
+  }
+  bar.wait(cuda::std::move(token));
+  for (int i = threadIdx.x; i < buf_len; i += blockDim.x) smem_data[i] += 1;
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, data + offset,
+                             smem_data, sizeof(smem_data));
+    cuda::ptx::cp_async_bulk_commit_group();
+    cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>());
+  }
 }

@@ -1,7 +1,8 @@
 // Kernel conformance: asynchronous copies and barriers (conformance/async.cu) against host
 // references: double-buffered tiled matrix multiplies through cp.async groups and through a
 // cuda::pipeline, cuda::memcpy_async with a cuda::barrier (element copies and a bulk copy),
-// zero-fill, a bulk store, and programmatic dependent launch with cuLaunchKernelEx.
+// zero-fill, a bulk store, the Programming Guide's bulk copy example, and programmatic dependent
+// launch with cuLaunchKernelEx.
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -115,6 +116,19 @@ TEST_SUITE("conformance.async") {
     std::vector<float> want(in.size());
     for (std::size_t i = 0; i < in.size(); ++i) want[i] = in[i] * in[i];
     expect_equal(download<float>(dout, in.size()), want, "bulk_store");
+  }
+
+  TEST_CASE_FIXTURE(Conformance,
+                    "conformance.async: the Programming Guide's bulk copy example (add one)") {
+    const CUmodule m = load_ptx("async");
+    constexpr int blocks = 3, len = 1024;
+    std::vector<int> data(blocks * len);
+    std::iota(data.begin(), data.end(), -500);
+    const CUdeviceptr d = upload(data);
+    run(function(m, "tma_add_one"), {blocks, 1, 1}, {128, 1, 1}, 0, d);
+    std::vector<int> want = data;
+    for (int& v : want) ++v;
+    expect_equal(download<int>(d, data.size()), want, "tma_add_one");
   }
 
   TEST_CASE_FIXTURE(Conformance,
