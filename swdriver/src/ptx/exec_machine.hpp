@@ -228,10 +228,11 @@ class Machine {
   // pending_count.
   Step mbarrier(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
                 std::uint32_t pc);
-  // The bytes of the initialized mbarrier object at `addr` (a shared or generic address; a
-  // .shared::cluster address is the CTA's own, as a CTA is its own cluster); `what` names the
-  // instruction in a fault.
-  unsigned char* mbarrier_object(Thread& t, Space space, std::uint64_t addr, const char* what);
+  // The bytes of the mbarrier object at `addr` (a shared or generic address; a .shared::cluster
+  // address is the CTA's own, as a CTA is its own cluster), which must be `initialized` (else a
+  // fault); `what` names the instruction in a fault.
+  unsigned char* mbarrier_object(Thread& t, Space space, std::uint64_t addr, const char* what,
+                                 bool initialized = true);
   // Adds `tx` to the object's tx-count, then `count` arrivals (arrive_drop: `drop` fewer expected
   // from now on); completes the phase when no arrival and no transaction is pending, waking the
   // threads waiting on an mbarrier. Returns the object's value before.

@@ -58,7 +58,7 @@ void store64(unsigned char* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
 }  // namespace
 
 unsigned char* Machine::mbarrier_object(Thread& t, Space space, std::uint64_t addr,
-                                        const char* what) {
+                                        const char* what, bool initialized) {
   if (space == Space::generic) {
     if (addr < kSharedWindow || addr >= kSharedWindow + kWindowSize) {
       fault(Fault::illegal_address, std::string(what) + " at " + hex(addr) +
@@ -68,6 +68,7 @@ unsigned char* Machine::mbarrier_object(Thread& t, Space space, std::uint64_t ad
     addr -= kSharedWindow;
   }
   unsigned char* p = resolve(t, Space::shared, addr, 8, true);
+  if (!initialized) return p;
   const std::uint64_t v = load64(p);
   const Mbarrier b = decode(v);
   if (tag_of(v) != kObjectTag || b.pending > b.expected) {
@@ -123,17 +124,15 @@ std::uint64_t Machine::mbarrier_update(unsigned char* obj, std::uint32_t count, 
 
 Machine::Step Machine::mbarrier(Thread* lanes, std::uint32_t group, std::uint32_t active,
                                 const Inst& in, std::uint32_t pc) {
-  static constexpr const char* kName[] = {"mbarrier.init",        "mbarrier.inval",
-                                          "mbarrier.arrive",      "mbarrier.expect_tx",
-                                          "mbarrier.complete_tx", "mbarrier.test_wait"};
   const auto name = [&]() -> const char* {
     switch (in.op) {
-      case Op::mbarrier_init: return kName[0];
-      case Op::mbarrier_inval: return kName[1];
-      case Op::mbarrier_arrive: return (in.mode & kDrop) ? "mbarrier.arrive_drop" : kName[2];
-      case Op::mbarrier_expect_tx: return kName[3];
-      case Op::mbarrier_complete_tx: return kName[4];
-      default: return (in.mode & kTryWait) ? "mbarrier.try_wait" : kName[5];
+      case Op::mbarrier_init: return "mbarrier.init";
+      case Op::mbarrier_inval: return "mbarrier.inval";
+      case Op::mbarrier_arrive:
+        return (in.mode & kDrop) ? "mbarrier.arrive_drop" : "mbarrier.arrive";
+      case Op::mbarrier_expect_tx: return "mbarrier.expect_tx";
+      case Op::mbarrier_complete_tx: return "mbarrier.complete_tx";
+      default: return (in.mode & kTryWait) ? "mbarrier.try_wait" : "mbarrier.test_wait";
     }
   };
   const auto count_of = [&](Thread& t, const Operand& o, const char* what, std::uint32_t least) {
@@ -154,20 +153,10 @@ Machine::Step Machine::mbarrier(Thread* lanes, std::uint32_t group, std::uint32_
     if ((active >> i) & 1) {
       switch (in.op) {
         case Op::mbarrier_init: {
-          std::uint64_t addr = address(t, in.ops[0]);
-          if (in.space == Space::generic) {
-            if (addr < kSharedWindow || addr >= kSharedWindow + kWindowSize) {
-              fault(Fault::illegal_address,
-                    "mbarrier.init at " + hex(addr) +
-                        ": not a shared memory address (an mbarrier object lives in shared "
-                        "memory)");
-            }
-            addr -= kSharedWindow;
-          }
-          const std::uint32_t n = count_of(t, in.ops[1], "count", 1);
+          unsigned char* obj = mbarrier_object(t, in.space, address(t, in.ops[0]), name(), false);
           Mbarrier b;
-          b.pending = b.expected = n;
-          store64(resolve(t, Space::shared, addr, 8, true), encode(b));
+          b.pending = b.expected = count_of(t, in.ops[1], "count", 1);
+          store64(obj, encode(b));
           break;
         }
         case Op::mbarrier_inval:
