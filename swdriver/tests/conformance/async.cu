@@ -5,10 +5,11 @@
 // a bulk store from shared to global memory (cuda::ptx), the CUDA Programming Guide's bulk copy
 // example, and a pair of kernels using programmatic dependent launch.
 #include <cooperative_groups.h>
+#include <cuda_pipeline.h>
+
 #include <cuda/barrier>
 #include <cuda/pipeline>
 #include <cuda/ptx>
-#include <cuda_pipeline.h>
 
 namespace cg = cooperative_groups;
 
@@ -68,8 +69,7 @@ extern "C" __global__ void matmul_pipeline(const float* A, const float* B, float
       pipe.producer_acquire();
       const int s = fetched % 2;
       cuda::memcpy_async(&as[s][ty][tx], &A[row * K + fetched * kTile + tx], sizeof(float), pipe);
-      cuda::memcpy_async(&bs[s][ty][tx], &B[(fetched * kTile + ty) * N + col], sizeof(float),
-                         pipe);
+      cuda::memcpy_async(&bs[s][ty][tx], &B[(fetched * kTile + ty) * N + col], sizeof(float), pipe);
       pipe.producer_commit();
     }
     pipe.consumer_wait();
