@@ -77,6 +77,7 @@ void Machine::ret(Thread& t) {
 }
 
 void Machine::exit_thread(Thread& t) {
+  complete_async(t);  // copies in flight still land (exec_async.cpp)
   t.state = TState::exited;
   --live_;
   release_barriers();

@@ -3,8 +3,9 @@
 // Machine, whose members are defined by concept: scheduling (exec_schedule.cpp), one instruction
 // (exec_step.cpp), special registers (exec_sregs.cpp), memory (exec_memory.cpp), calls and
 // built-ins (exec_calls.cpp), CTA barriers (exec_barriers.cpp), warp collectives
-// (exec_warp.cpp) and warp-level matrix instructions (exec_matrix.cpp). Operand reads and writes
-// are inline here: every instruction makes them.
+// (exec_warp.cpp), warp-level matrix instructions (exec_matrix.cpp), asynchronous copies
+// (exec_async.cpp) and mbarrier objects (exec_mbarrier.cpp). Operand reads and writes are inline
+// here: every instruction makes them.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "ptx/exec.hpp"
+#include "ptx/exec_async.hpp"
 #include "ptx/program.hpp"
 
 namespace swcu::ptx::detail {
@@ -35,8 +37,9 @@ struct Frame {
   std::uint32_t rets = 0;  // index into Thread::addrs of the return addresses
 };
 
-/// Where a thread is: running, waiting at a CTA barrier or at a warp collective, exited.
-enum class TState : std::uint8_t { run, barrier, sync_wait, exited };
+/// Where a thread is: running, waiting at a CTA barrier, at a warp collective or in
+/// mbarrier.try_wait for a phase to complete, exited.
+enum class TState : std::uint8_t { run, barrier, sync_wait, mbarrier_wait, exited };
 
 /// One thread of the CTA: its program counter, registers, frames and memory.
 struct Thread {
@@ -55,6 +58,8 @@ struct Thread {
   // a pending bar.red: where its result goes
   std::uint32_t red_reg = UINT32_MAX;
   Type red_type = Type::u32;
+  // cp.async and cp.async.bulk copies issued and not complete yet
+  AsyncCopies async;
 };
 
 /// One of the CTA's 16 named barriers, with bar.red's running reduction.
@@ -216,6 +221,36 @@ class Machine {
   void read_fragment(Thread& t, const Operand& o, unsigned regs, std::uint64_t* out) const;
   void write_fragment(Thread& t, const Operand& o, unsigned regs, Type elem,
                       const std::uint64_t* in) const;
+  // ------------------------------------------------ asynchronous copies (exec_async.cpp)
+
+  // cp.async, its groups and cp.async.mbarrier.arrive; cp.async.bulk and its bulk groups.
+  Step async_copy(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
+                  std::uint32_t pc);
+  // The `bytes` a copy reads at `addr` in `space` (a range check, without resolve()'s alignment
+  // check: a zero-filling cp.async reads fewer bytes than its aligned size).
+  const unsigned char* source(Thread& t, Space space, std::uint64_t addr, std::uint32_t bytes);
+  // Performs the copies of `g` in groups numbered below `before` (every copy: UINT32_MAX).
+  void complete_copies(Thread& t, CopyGroups& g, std::uint32_t before);
+  // Performs every copy the thread has in flight (when it exits).
+  void complete_async(Thread& t);
+
+  // ------------------------------------------------- mbarrier objects (exec_mbarrier.cpp)
+
+  // mbarrier.init, inval, arrive (and _drop, .expect_tx, .noComplete), expect_tx, complete_tx,
+  // test_wait and try_wait (a thread whose phase is not complete waits in TState::mbarrier_wait),
+  // pending_count.
+  Step mbarrier(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
+                std::uint32_t pc);
+  // The bytes of the mbarrier object at `addr` (a shared or generic address; a .shared::cluster
+  // address is the CTA's own, as a CTA is its own cluster), which must be `initialized` (else a
+  // fault); `what` names the instruction in a fault.
+  unsigned char* mbarrier_object(Thread& t, Space space, std::uint64_t addr, const char* what,
+                                 bool initialized = true);
+  // Adds `tx` to the object's tx-count, then `count` arrivals (arrive_drop: `drop` fewer expected
+  // from now on); completes the phase when no arrival and no transaction is pending, waking the
+  // threads waiting on an mbarrier. Returns the object's value before.
+  std::uint64_t mbarrier_update(unsigned char* obj, std::uint32_t count, std::int64_t tx,
+                                std::uint32_t drop = 0, bool no_complete = false);
 
   Launch& l_;
   const Program& p_;

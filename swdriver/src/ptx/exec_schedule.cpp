@@ -77,7 +77,9 @@ void Machine::run_cta() {
   for (std::uint32_t i = 0; i < nthreads_; ++i) {
     const Thread& t = threads_[i];
     if (t.state == TState::exited) continue;
-    where = std::string(t.state == TState::barrier ? "at a CTA barrier" : "at a warp collective") +
+    where = std::string(t.state == TState::barrier         ? "at a CTA barrier"
+                        : t.state == TState::mbarrier_wait ? "in mbarrier.try_wait for a phase"
+                                                           : "at a warp collective") +
             " on PTX line " + std::to_string(p_.code[t.pc].line);
     cur_ = &threads_[i];
     break;

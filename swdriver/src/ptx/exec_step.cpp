@@ -1,6 +1,6 @@
 // One instruction for a group of lanes (exec_machine.hpp): the guard, ALU instructions through
 // compute() (alu.hpp), moves, address conversions, and the dispatch of memory, control flow,
-// barriers and warp collectives to their files.
+// barriers, warp collectives, asynchronous copies and mbarriers to their files.
 #include <bit>
 
 #include "ptx/alu.hpp"
@@ -198,6 +198,21 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
     case Op::elect: return warp_collective(lanes, group, active, in, pc, w);
     case Op::matrix: return matrix(lanes, group, active, in, pc, w);
     case Op::activemask: each(active, [&](Thread& t) { write(t, in.ops[0], group); }); break;
+    case Op::cp_async:
+    case Op::cp_async_commit:
+    case Op::cp_async_wait:
+    case Op::cp_async_mbarrier_arrive:
+    case Op::cp_async_bulk:
+    case Op::cp_async_bulk_commit:
+    case Op::cp_async_bulk_wait: return async_copy(lanes, group, active, in, pc);
+    case Op::mbarrier_init:
+    case Op::mbarrier_inval:
+    case Op::mbarrier_arrive:
+    case Op::mbarrier_expect_tx:
+    case Op::mbarrier_complete_tx:
+    case Op::mbarrier_wait:
+    case Op::mbarrier_pending_count: return mbarrier(lanes, group, active, in, pc);
+    case Op::setmaxnreg: break;  // a hint to the register allocator
     case Op::unsupported:
       if (active != 0) {
         cur_ = &lanes[std::countr_zero(active)];

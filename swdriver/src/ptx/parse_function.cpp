@@ -1,6 +1,6 @@
 // The parser inside a function body (parser.hpp): blocks and their scopes, .reg declarations,
-// .local/.shared/.param variables of the frame, labels and branch tables, and the resolution of
-// branch targets once the body is read.
+// .local/.shared/.param variables of the frame, labels (scoped to their block) and branch tables,
+// and the resolution of branch targets as each block ends.
 #include <algorithm>
 #include <string>
 
@@ -33,11 +33,8 @@ void Parser::function_body(std::uint32_t index) {
   g.regs = regs_;
   g.local_bytes = static_cast<std::uint32_t>((local_ + 15) / 16 * 16);
   g.param_bytes = static_cast<std::uint32_t>((params_ + 15) / 16 * 16);
-  for (const auto& [pc, label, line, operand] : fixups_) {
-    const auto it = labels_.find(label);
-    if (it == labels_.end()) fail_at(line, "undefined label " + label);
-    p_->code[pc].ops[operand].reg = it->second;
-  }
+  resolve_labels();
+  if (!fixups_.empty()) fail_at(fixups_.front().line, "undefined label " + fixups_.front().label);
   for (auto& [tbl, line, names] : table_fixups_) {
     for (const std::string& l : names) {
       const auto it = labels_.find(l);
@@ -137,6 +134,7 @@ void Parser::statement() {
     next();
     scopes_.emplace_back();
     block();
+    resolve_labels();
     scopes_.pop_back();
     return;
   }
@@ -171,11 +169,29 @@ void Parser::statement() {
       skip_to_semicolon();
       return;
     }
-    if (labels_.contains(label)) fail_at(t.line, "label " + label + " is defined twice");
-    labels_[label] = static_cast<std::uint32_t>(p_->code.size());
+    if (scopes_.back().labels.contains(label)) {
+      fail_at(t.line, "label " + label + " is defined twice");
+    }
+    scopes_.back().labels[label] = static_cast<std::uint32_t>(p_->code.size());
+    labels_[label] = static_cast<std::uint32_t>(p_->code.size());  // for branch tables
     return;
   }
   instruction();
+}
+
+void Parser::resolve_labels() {
+  const std::size_t depth = scopes_.size();
+  const auto& here = scopes_.back().labels;
+  std::erase_if(fixups_, [&](Fixup& f) {
+    if (f.depth < depth) return false;  // a branch outside this block
+    const auto it = here.find(f.label);
+    if (it == here.end()) {
+      f.depth = depth - 1;  // defined further out, if anywhere
+      return false;
+    }
+    p_->code[f.pc].ops[f.operand].reg = it->second;
+    return true;
+  });
 }
 
 }  // namespace swcu::ptx::detail

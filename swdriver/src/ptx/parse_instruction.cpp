@@ -333,6 +333,10 @@ void Parser::instruction() {
     parts.push_back(opcode.substr(pos, nextp == std::string_view::npos ? nextp : nextp - pos));
     pos = nextp;
   }
+  if (base == "cp" || base == "mbarrier" || base == "setmaxnreg") {
+    if (async_instruction(inst, opcode, base, parts, line)) return;  // decoded (parse_async.cpp)
+  }
+  if (base == "fence") strip_fence_proxy(parts);
   const OpName* found = nullptr;
   for (const OpName& o : kOps) {
     if (o.name == base) found = &o;

@@ -176,8 +176,8 @@ Operand Parser::operand(Type type, Inst& inst, int operand_index) {
       o.reg = it->second;
       return o;
     }
-    fixups_.push_back(
-        {static_cast<std::uint32_t>(p_->code.size()), std::string(name), line, operand_index});
+    fixups_.push_back({static_cast<std::uint32_t>(p_->code.size()), std::string(name), line,
+                       operand_index, scopes_.size()});
     return o;
   }
   o = resolve_symbol(name, line);

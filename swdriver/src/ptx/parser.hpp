@@ -2,8 +2,9 @@
 // the interpreter's interface. Two passes over the tokens: the first declares every function
 // and module variable (so calls and addresses may name what is defined later), the second
 // decodes bodies. Module level: parse_module.cpp; function bodies and their declarations:
-// parse_function.cpp; instructions: parse_instruction.cpp; operands: parse_operand.cpp; the
-// ISA's structural checks: parse_checks.cpp; warp-level matrix instructions: parse_matrix.cpp.
+// parse_function.cpp; instructions: parse_instruction.cpp, asynchronous copies and mbarriers:
+// parse_async.cpp; operands: parse_operand.cpp; the ISA's structural checks: parse_checks.cpp;
+// warp-level matrix instructions: parse_matrix.cpp.
 // Errors are thrown as ParseError with the PTX line.
 #pragma once
 
@@ -27,10 +28,13 @@ struct Fragment;
 
 namespace swcu::ptx::detail {
 
-/// Registers and variables declared in one `{ }` block of a function.
+/// Registers, variables and labels declared in one `{ }` block of a function (a label is
+/// visible in its block and the blocks inside it, as ptxas scopes it: inline asm that defines the
+/// same label in each of its `{ }` blocks is valid PTX).
 struct Scope {
   std::unordered_map<std::string, std::uint32_t> regs;
-  std::unordered_map<std::string, Operand> syms;  // local/shared/param variables
+  std::unordered_map<std::string, Operand> syms;          // local/shared/param variables
+  std::unordered_map<std::string, std::uint32_t> labels;  // label -> pc
 };
 
 /// A function's index and its formal parameters' and return values' names.
@@ -178,6 +182,15 @@ class Parser {
   void matrix_vector(const Operand& o, const Fragment& fr, std::string_view opcode,
                      const char* what, int line) const;
 
+  // ---- asynchronous copies, mbarriers, setmaxnreg (parse_async.cpp)
+  // Decodes a cp.*, mbarrier.* or setmaxnreg instruction and appends it: true; false (nothing
+  // read) for a form the interpreter does not run, which the caller records as unsupported.
+  bool async_instruction(Inst& inst, std::string_view opcode, std::string_view base,
+                         const std::vector<std::string_view>& parts, int line);
+  // Drops fence's proxy qualifiers (.proxy.async, .mbarrier_init, .sync_restrict::...): the
+  // fences the interpreter runs order every access of the thread, whatever its proxy.
+  static void strip_fence_proxy(std::vector<std::string_view>& parts);
+
   // ---- structural checks (parse_checks.cpp)
   // Predicate registers only where the ISA takes a predicate, and a predicate where it needs one.
   void check_predicates(const Inst& inst, int line) const;
@@ -207,7 +220,11 @@ class Parser {
     std::string label;
     int line;
     int operand;
+    std::size_t depth;  // the innermost open block that may define the label (scopes_ size)
   };
+  // At the end of a block: resolves the branches inside it to the labels it defines; the others
+  // look in the enclosing block next.
+  void resolve_labels();
   std::vector<Fixup> fixups_;
   std::unordered_map<std::string, std::uint32_t> tables_;
   struct TableFixup {

@@ -273,6 +273,23 @@ enum class Op : std::uint16_t {
   video,  ///< SIMD video instructions on 4 bytes or 2 halves (Inst::vec lanes)
   griddepcontrol,
   matrix,  ///< mma, wmma, ldmatrix, stmatrix, movmatrix: Program::matrix_forms[Inst::form]
+  // asynchronous copies (exec_async.cpp) and mbarrier objects (exec_mbarrier.cpp); Inst::mode
+  // holds their variants (AsyncMode)
+  cp_async,                  ///< cp.async [dst], [src], cp-size{, src-size | ignore-src}
+  cp_async_commit,           ///< cp.async.commit_group
+  cp_async_wait,             ///< cp.async.wait_group N; no operand: cp.async.wait_all
+  cp_async_mbarrier_arrive,  ///< cp.async.mbarrier.arrive{.noinc} [mbar]
+  cp_async_bulk,             ///< cp.async.bulk [dst], [src], size{, [mbar]}
+  cp_async_bulk_commit,      ///< cp.async.bulk.commit_group
+  cp_async_bulk_wait,        ///< cp.async.bulk.wait_group{.read} N
+  mbarrier_init,             ///< mbarrier.init [mbar], count
+  mbarrier_inval,            ///< mbarrier.inval [mbar]
+  mbarrier_arrive,           ///< mbarrier.arrive{_drop}{.expect_tx} state, [mbar]{, count}{, tx}
+  mbarrier_expect_tx,        ///< mbarrier.expect_tx [mbar], tx
+  mbarrier_complete_tx,      ///< mbarrier.complete_tx [mbar], tx
+  mbarrier_wait,             ///< mbarrier.test_wait / try_wait{.parity} p, [mbar], state | parity
+  mbarrier_pending_count,    ///< mbarrier.pending_count count, state
+  setmaxnreg,                ///< a register-allocation hint: validated when loaded, no effect
   nop,
   unsupported,
 };
@@ -326,6 +343,18 @@ enum Flag : std::uint32_t {
   kVolatile = 1u << 19,
   kSatFinite = 1u << 20,  ///< .satfinite: overflow gives the largest finite value
   kVideoAdd = 1u << 21,   ///< video .add: the lanes' results summed into c
+};
+
+/// Variants of the asynchronous-copy and mbarrier instructions (Inst::mode).
+enum AsyncMode : std::uint8_t {
+  kIgnoreSrc = 1u << 0,     ///< cp.async: ops[3] is the ignore-src predicate, not src-size
+  kNoInc = 1u << 1,         ///< cp.async.mbarrier.arrive.noinc
+  kBulkToGlobal = 1u << 2,  ///< cp.async.bulk shared::cta to global (bulk group), else to shared
+  kDrop = 1u << 3,          ///< mbarrier.arrive_drop
+  kExpectTx = 1u << 4,      ///< mbarrier.arrive.expect_tx: ops[3] is the tx-count
+  kNoComplete = 1u << 5,    ///< mbarrier.arrive.noComplete: must not complete the phase
+  kParity = 1u << 6,        ///< mbarrier.test_wait/try_wait.parity: ops[2] is a phase parity
+  kTryWait = 1u << 7,       ///< mbarrier.try_wait (may suspend), else test_wait
 };
 
 /// Sub-operations: shfl modes, vote modes, atom/red/redux/bar.red operations, testp classes,
@@ -396,6 +425,7 @@ struct Inst {
   std::uint8_t nops = 0;
   bool guarded = false;
   bool guard_neg = false;
+  std::uint8_t mode = 0;    ///< asynchronous copies and mbarriers: AsyncMode bits
   std::uint16_t form = 0;   ///< Op::matrix: index into Program::matrix_forms
   std::uint32_t guard = 0;  ///< predicate register
   std::uint32_t flags = 0;

@@ -238,10 +238,10 @@ $end:
   mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%d0, %d1}, {%a0}, {%b0}, {%c0, %c1};
 )",
         R"(
-  .reg .b32 %s;
+  .reg .b32 %s, %c;
   mov.u32 %s, buf;
-  cp.async.ca.shared.global [%s], [%in], 4;
-  cp.async.wait_all;
+  mov.u32 %c, 0;
+  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%s], [%in, {%c}], [%s];
 )",
         R"(
   .reg .f32 %x, %r<4>;
