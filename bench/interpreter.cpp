@@ -1,9 +1,11 @@
 // The software driver's PTX interpreter, timed (docs/performance.md, "PTX interpreter speed"):
 // the kernels of bench/kernels/interp.cu, compiled to PTX by nvcc at build time, launched on the
 // software driver (CUWRAP_DRIVER=software unless the variable names another library). Each
-// result is checked once before the timing. The interpreter runs on the calling thread, so the
-// rates are per CPU second (Google Benchmark's default), as the rest of the software driver's
-// figures are. Counters:
+// result is checked once before the timing. By default the interpreter gets one worker
+// (SWCUDA_WORKERS=1 unless the variable is set): it runs on the calling thread, and the rates are
+// per CPU second (Google Benchmark's default), as the rest of the software driver's figures are.
+// With more workers the rates are per wall-clock second and the CPU time is the process's (all
+// workers). Counters:
 //   elements/s        output elements (vector add, matmul) or input elements (reduction) per second
 //   thread_insts/s    dynamic PTX instructions executed by all threads per second
 //
@@ -229,15 +231,22 @@ int main(int argc, char** argv) {
   if (const char* d = std::getenv("CUWRAP_DRIVER"); d == nullptr || *d == '\0') {
     setenv("CUWRAP_DRIVER", "software", 1);
   }
+  // One worker unless asked: per-core rates. With several, the launch runs on threads of the
+  // driver's own, which the benchmark thread's CPU time does not see.
+  if (const char* w = std::getenv("SWCUDA_WORKERS"); w == nullptr || *w == '\0') {
+    setenv("SWCUDA_WORKERS", "1", 1);
+  }
+  const bool parallel = std::string_view{std::getenv("SWCUDA_WORKERS")} != "1";
   benchmark::Initialize(&argc, argv);
   try {
     interp_fixture f{CUWRAP_BENCH_KERNELS_DIR};
     fx = &f;
-    benchmark::RegisterBenchmark("interp/vector_add/1M", vector_add)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("interp/matmul16/256x256", matmul16)
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("interp/warp_reduce/1M", warp_reduce)
-        ->Unit(benchmark::kMillisecond);
+    for (auto* b : {benchmark::RegisterBenchmark("interp/vector_add/1M", vector_add),
+                    benchmark::RegisterBenchmark("interp/matmul16/256x256", matmul16),
+                    benchmark::RegisterBenchmark("interp/warp_reduce/1M", warp_reduce)}) {
+      b->Unit(benchmark::kMillisecond);
+      if (parallel) b->MeasureProcessCPUTime()->UseRealTime();
+    }
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     fx = nullptr;

@@ -334,6 +334,51 @@ $L_forever:
     CHECK(contains(message, "SWCUDA_KERNEL_TIMEOUT"));
   }
 
+  // Blocks that wait for each other forever (every block's first thread polls a flag that
+  // nobody sets, the others wait at a barrier): the blocks are resident together and keep
+  // yielding to each other, so only the timeout ends the launch.
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
+                    "SWCUDA_KERNEL_TIMEOUT ends co-resident blocks that wait for each other") {
+    REQUIRE_MESSAGE(env("SWCUDA_KERNEL_TIMEOUT") == "0.2", "run by CTest with the variable set");
+    const std::string text = swcu::test::ptx(R"(
+.visible .entry wait_forever(.param .u64 flag)
+{
+  .reg .pred %p;
+  .reg .b32 %tid, %v;
+  .reg .b64 %a;
+  mov.u32 %tid, %tid.x;
+  setp.ne.u32 %p, %tid, 0;
+  @%p bra $L_wait;
+  ld.param.u64 %a, [flag];
+$L_poll:
+  ld.volatile.global.u32 %v, [%a];
+  setp.eq.u32 %p, %v, 0;
+  @%p bra $L_poll;
+$L_wait:
+  bar.sync 0;
+  ret;
+}
+)");
+    CUmodule m = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleLoadData(&m, text.c_str()));
+    CUfunction f = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleGetFunction(&f, m, "wait_forever"));
+    CUdeviceptr flag = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemAlloc_v2(&flag, 4));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemsetD32_v2(flag, 0, 1));
+    void* params[] = {&flag};
+    swcu::test::StderrCapture capture;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::mod().cuLaunchKernel(f, 16, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr));
+    SWCU_TEST_CHECK_RESULT(swcu::test::api().cuCtxSynchronize(), CUDA_ERROR_LAUNCH_TIMEOUT);
+    const std::string message = capture.finish();
+    INFO(message);
+    CHECK(contains(message, "kernel wait_forever"));
+    CHECK(contains(message, "SWCUDA_KERNEL_TIMEOUT"));
+    // One line: the first worker to time out ends the launch for the others.
+    CHECK(message.find('\n') == message.size() - 1);
+  }
+
   TEST_CASE_FIXTURE(swcu::test::ModuleTest,
                     "SWCUDA_LAUNCH_LOG bounds the launch log to the newest launches") {
     REQUIRE_MESSAGE(env("SWCUDA_LAUNCH_LOG") == "2", "run by CTest with the variable set");
@@ -361,7 +406,8 @@ $L_forever:
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "settings: blanks are trimmed and empty means unset") {
     // SWCUDA_DEVICES=" 2 ", SWCUDA_DRIVER_VERSION="<tab>12090 ", SWCUDA_DEVICE_MEMORY=" 4G",
     // SWCUDA_EVENT_TIME=" simulated", and SWCUDA_P2P, SWCUDA_EXEC, SWCUDA_FAULTS,
-    // SWCUDA_LAUNCH_LOG, SWCUDA_KERNEL_TIMEOUT, SWCUDA_KERNELS, SWCUDA_NVJITLINK empty or blank.
+    // SWCUDA_LAUNCH_LOG, SWCUDA_KERNEL_TIMEOUT, SWCUDA_WORKERS, SWCUDA_KERNELS, SWCUDA_NVJITLINK
+    // empty or blank.
     int count = 0;
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetCount(&count));
     CHECK(count == 2);

@@ -1,6 +1,7 @@
 // The SWCUDA_* settings: reading and checking them, and the event clock they choose.
 #include "core/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 namespace swcu {
 namespace {
@@ -171,6 +173,16 @@ Config read_config(const char* (*getenv)(const char*)) {
       c.kernel_timeout = seconds;
     } else {
       fail(invalid("SWCUDA_KERNEL_TIMEOUT", *value, "seconds a kernel may run, e.g. 10 or 0.5"));
+    }
+  }
+  c.workers = std::clamp(std::thread::hardware_concurrency(), 1u, Config::kMaxWorkers);
+  if (const auto value = get("SWCUDA_WORKERS")) {
+    const auto n = parse_unsigned(*value);
+    if (n && *n >= 1 && *n <= Config::kMaxWorkers) {
+      c.workers = static_cast<unsigned>(*n);
+    } else {
+      fail(invalid("SWCUDA_WORKERS", *value,
+                   "a number of host threads that run a launch's blocks, from 1 to 1024"));
     }
   }
   if (const auto value = get("SWCUDA_P2P")) {

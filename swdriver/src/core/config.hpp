@@ -36,6 +36,10 @@ struct Config {
   EventTime event_time = EventTime::host;          ///< SWCUDA_EVENT_TIME
   std::size_t launch_log = 4096;  ///< SWCUDA_LAUNCH_LOG: launches the log keeps (the newest)
   double kernel_timeout = 0;      ///< SWCUDA_KERNEL_TIMEOUT, seconds a kernel may run; 0: no limit
+  /// SWCUDA_WORKERS: host threads that run a launch's CTAs (default: the hardware threads).
+  unsigned workers = 1;
+  /// The largest SWCUDA_WORKERS.
+  static constexpr unsigned kMaxWorkers = 1024;
   std::vector<FaultRule> faults;  ///< SWCUDA_FAULTS, installed by cuInit
   /// SWCUDA_P2P: p2p[from * kMaxDevices + to] says whether `from` can access `to`.
   std::vector<bool> p2p = std::vector<bool>(kMaxDevices * kMaxDevices, true);

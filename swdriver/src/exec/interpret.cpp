@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "core/config.hpp"
@@ -24,6 +25,18 @@ struct Prepared {
   std::vector<std::uint64_t> globals;
   Context* ctx = nullptr;
   LaunchSpec spec;
+  /// CTAs resident at once: what the occupancy model fits on the device (blocks per SM times
+  /// SMs), the whole grid for a cooperative launch.
+  std::uint64_t resident = 0;
+};
+
+// What cooperative groups' grid workspace holds (cooperative_groups/details/driver_abi.h:
+// struct grid_workspace { unsigned int wsSize; unsigned int barrier; }): grid.sync() adds to
+// `barrier` and spins until its bit 31 flips. What the real driver stores in wsSize is not
+// documented; nothing in CUDA 13's cooperative groups reads it. Here: the structure's size.
+struct GridWorkspace {
+  std::uint32_t ws_size = sizeof(GridWorkspace);
+  std::uint32_t barrier = 0;
 };
 
 // The size of the device heap block at `address` (kept in the block's first bytes).
@@ -52,11 +65,11 @@ CUresult code_of(ptx::Fault f) noexcept {
 
 // The live memory a kernel may touch: every allocation that is not waiting for its
 // stream-ordered allocation (read-only where the device may only read it: pool memory with
-// read access, read-only registrations, mappings cuMemSetAccess made read-only), and the
-// context's device heap.
+// read access, read-only registrations, mappings cuMemSetAccess made read-only). The context's
+// device heap is apart (device_heap()).
 std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
   std::vector<ptx::MemoryRange> out;
-  out.reserve(s.address_map.size() + ctx.device_heap.size());
+  out.reserve(s.address_map.size());
   for (const auto& [base, a] : s.address_map) {
     if (a->stage == Allocation::Stage::pending || a->size == 0) continue;
     // A device pool's memory only where cuMemPoolSetAccess lets the device in (memory.hpp).
@@ -73,6 +86,15 @@ std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
     out.push_back(
         {base, base + a->size, device_access(*a, ctx.device) == CU_MEM_ACCESS_FLAGS_PROT_READ});
   }
+  std::sort(out.begin(), out.end(),
+            [](const ptx::MemoryRange& a, const ptx::MemoryRange& b) { return a.base < b.base; });
+  return out;
+}
+
+// The context's device heap blocks, sorted.
+std::vector<ptx::MemoryRange> device_heap(const Context& ctx) {
+  std::vector<ptx::MemoryRange> out;
+  out.reserve(ctx.device_heap.size());
   for (const auto& [base, block] : ctx.device_heap) {
     (void)block;
     out.push_back({base, base + heap_block_size(ctx, base)});
@@ -103,10 +125,27 @@ CUresult run(State& s, const Prepared& p) {
   if (l.params.size() < needed) l.params.resize(needed, 0);
   l.globals = p.globals;
   l.memory = memory_map(s, ctx);
+  l.heap = device_heap(ctx);
   static std::uint64_t grid_ids = 0;
   l.grid_id = ++grid_ids;
   l.sm_count = kSmCount;
   l.timeout_seconds = config().kernel_timeout;
+  l.workers = config().workers;
+  l.max_resident = p.resident;
+  // A cooperative launch's grid workspace: global memory the kernel reaches through the
+  // checked path, for this launch only (cooperative groups: %envreg1:%envreg2).
+  std::unique_ptr<GridWorkspace> workspace;
+  if (p.spec.cooperative) {
+    workspace = std::make_unique<GridWorkspace>();
+    const auto base = reinterpret_cast<std::uint64_t>(workspace.get());
+    const ptx::MemoryRange range{base, base + sizeof(GridWorkspace)};
+    l.memory.insert(std::upper_bound(l.memory.begin(), l.memory.end(), range,
+                                     [](const ptx::MemoryRange& a, const ptx::MemoryRange& b) {
+                                       return a.base < b.base;
+                                     }),
+                    range);
+    l.grid_workspace = base;
+  }
   const std::size_t fifo = ctx.limits[CU_LIMIT_PRINTF_FIFO_SIZE];
   l.print = [&s, fifo](const std::string& text) {
     s.printf_output += text;
@@ -128,10 +167,13 @@ CUresult run(State& s, const Prepared& p) {
     ctx.device_heap_used += rounded;
     return address;
   };
-  l.free = [&ctx](std::uint64_t address) {
+  // A freed block stays readable until the launch ends: another worker may still touch it.
+  std::vector<std::unique_ptr<unsigned char[]>> freed;
+  l.free = [&ctx, &freed](std::uint64_t address) {
     const auto it = ctx.device_heap.find(address);
     if (it == ctx.device_heap.end()) return false;
     ctx.device_heap_used -= heap_block_size(ctx, address);
+    freed.push_back(std::move(it->second));
     ctx.device_heap.erase(it);
     return true;
   };
@@ -152,6 +194,13 @@ Prepared prepare(const Function& f, LaunchSpec spec) {
   p.entry = static_cast<std::uint32_t>(e - p.image->program->functions.data());
   p.globals = f.module->program_globals;
   p.ctx = f.module->ctx;
+  if (!spec.cooperative) {
+    const KernelDesc& k = *f.desc;
+    const int per_sm = active_blocks_per_sm(
+        k.static_shared, max_threads(k), max_dynamic_shared(k, effective_settings(f)),
+        static_cast<int>(spec.block[0] * spec.block[1] * spec.block[2]), spec.shared_bytes);
+    p.resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * kSmCount;
+  }
   p.spec = std::move(spec);
   return p;
 }

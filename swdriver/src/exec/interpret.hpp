@@ -4,8 +4,11 @@
 // A launch picks what runs when it is enqueued: a host function registered for the kernel by
 // name (control API, SWCUDA_KERNELS) first; else the kernel's PTX; else it fails with
 // CUDA_ERROR_NOT_SUPPORTED and a message naming the kernel. The interpreter runs as device work
-// of the stream, under the state lock, with a snapshot of the live allocations as its memory
-// map; a fault fails the stream's work with its CUresult, which breaks the context (sticky).
+// of the stream, under the state lock, on SWCUDA_WORKERS host threads (its own workers never take
+// the lock), with a snapshot of the live allocations as its memory map, as many CTAs resident
+// at once as the occupancy model fits on the device (the whole grid for a cooperative launch,
+// which also gets cooperative groups' grid workspace); a fault fails the stream's work with its
+// CUresult, which breaks the context (sticky).
 #pragma once
 
 #include <string>

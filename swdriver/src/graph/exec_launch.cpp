@@ -121,6 +121,7 @@ bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch&
   spec.grid = k.grid;
   spec.block = k.block;
   spec.shared_bytes = k.shared;
+  spec.cooperative = k.cooperative;
   spec.priority = v.priority;
   spec.stream = v.stream;
   spec.offsets = k.offsets;
@@ -204,6 +205,7 @@ bool run_node(Launch& l, Node& n) {
       std::copy(k.block.begin(), k.block.end(), v.block);
       v.cluster[0] = v.cluster[1] = v.cluster[2] = 1;
       v.shared_bytes = k.shared;
+      v.cooperative = k.cooperative ? 1 : 0;
       v.priority = l.priority;
       v.stream = l.stream;
       v.param_count = k.offsets.size();

@@ -1,12 +1,16 @@
-// Executes one kernel launch of a decoded program (program.hpp) on the calling thread.
+// Executes one kernel launch of a decoded program (program.hpp) on the calling thread and up to
+// Launch::workers - 1 host threads of its own.
 //
-// The grid's CTAs run one after another. A CTA's threads are grouped in warps of 32; a warp
-// executes the lanes that share the lowest program counter together (so lanes that diverged
-// reconverge where their paths meet, as nvcc lays code out), and switches to another warp when
-// all its lanes wait (at a CTA barrier, at a warp collective whose members have not arrived) or
-// after a time slice, so threads that spin on each other make progress. Every memory access is
-// checked against the launch's memory map; a fault ends the launch with a message naming the
-// kernel, the PTX line, the block, the thread and the address.
+// CTAs are co-resident: up to Launch::max_resident of them are started at once (a new one is
+// admitted when one finishes), and the workers take turns on them, so a CTA whose threads spin
+// on memory that another CTA writes yields to it. A CTA runs on one worker at a time. Its threads
+// are grouped in warps of 32; a warp executes the lanes that share the lowest program counter
+// together (so lanes that diverged reconverge where their paths meet, as nvcc lays code out),
+// and switches to another warp when all its lanes wait (at a CTA barrier, at a warp collective
+// whose members have not arrived), when it polls memory that does not change, or after a time
+// slice. Global memory accesses are host atomics where the PTX memory model needs them. Every
+// memory access is checked against the launch's memory map; the first fault ends the launch
+// with a message naming the kernel, the PTX line, the block, the thread and the address.
 //
 // Generic addresses: global memory is the driver's real host memory; shared, local and
 // parameter memory appear in windows above every user-space address (kSharedWindow, ...).
@@ -64,12 +68,26 @@ struct Launch {
   std::vector<unsigned char> params;   ///< packed by the entry's layout
   std::vector<std::uint64_t> globals;  ///< the address of each Program::globals entry
   std::vector<MemoryRange> memory;     ///< sorted by base, not overlapping
+  /// The device heap's blocks (device malloc), sorted, apart from `memory`: free() takes a block
+  /// out while the launch runs.
+  std::vector<MemoryRange> heap;
   std::uint64_t grid_id = 0;
   unsigned sm_count = 1;
   double timeout_seconds = 0;  ///< 0: none
-  /// Device-side printf output (one formatted call).
+  /// Host threads that run CTAs (the calling thread is one of them); at least 1.
+  unsigned workers = 1;
+  /// CTAs started at once (the resident set); 0: the whole grid.
+  std::uint64_t max_resident = 0;
+  /// Cooperative groups' grid workspace ({u32 wsSize; u32 barrier;} in global memory that the
+  /// memory map covers), read through %envreg1 (high 32 bits) and %envreg2 (low 32 bits); 0
+  /// outside a cooperative launch.
+  std::uint64_t grid_workspace = 0;
+  /// Device-side printf output (one formatted call). The callbacks are called from the
+  /// launch's workers, one call at a time.
   std::function<void(const std::string&)> print;
-  /// Device malloc/free: an address (0 when the heap is exhausted); free reports success.
+  /// Device malloc/free: an address (0 when the heap is exhausted); free reports success. With
+  /// several workers a freed block's memory must stay readable until execute() returns
+  /// (another worker may still touch it).
   std::function<std::uint64_t(std::uint64_t)> malloc;
   std::function<bool(std::uint64_t)> free;
 };
@@ -80,7 +98,8 @@ struct Outcome {
   std::string message;
 };
 
-/// Runs the launch to completion or to its first fault.
+/// Runs the launch to completion or to its first fault (when several workers fault, the first
+/// one reported wins).
 [[nodiscard]] Outcome execute(Launch& launch);
 
 }  // namespace swcu::ptx

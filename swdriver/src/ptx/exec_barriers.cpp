@@ -22,7 +22,7 @@ Machine::Step Machine::cta_barrier(Thread* lanes, std::uint32_t group, std::uint
     const std::uint64_t id = read(t, in.ops[first]);
     if (id >= 16)
       fault(Fault::illegal_instruction, "barrier id " + std::to_string(id) + " is not 0..15");
-    Barrier& b = barriers_[id];
+    Barrier& b = cta_->barriers[id];
     if (args >= 2) {
       const auto count = static_cast<std::uint32_t>(read(t, in.ops[first + 1]));
       if (count == 0 || count % 32 != 0) {
@@ -48,7 +48,7 @@ Machine::Step Machine::cta_barrier(Thread* lanes, std::uint32_t group, std::uint
     } else {
       t.state = TState::barrier;
       t.red_type = in.type;
-      bar_of_[&t - threads_.data()] = static_cast<std::uint8_t>(id);
+      cta_->bar_of[static_cast<std::size_t>(&t - threads_)] = static_cast<std::uint8_t>(id);
     }
   }
   release_barriers();
@@ -59,13 +59,13 @@ Machine::Step Machine::cta_barrier(Thread* lanes, std::uint32_t group, std::uint
 // given, else every thread of the CTA that has not exited.
 void Machine::release_barriers() {
   for (std::uint32_t id = 0; id < 16; ++id) {
-    Barrier& b = barriers_[id];
+    Barrier& b = cta_->barriers[id];
     if (b.arrived == 0) continue;
-    const std::uint32_t expected = b.expected != 0 ? b.expected : live_;
+    const std::uint32_t expected = b.expected != 0 ? b.expected : cta_->live;
     if (b.arrived < expected) continue;
     for (std::uint32_t i = 0; i < nthreads_; ++i) {
       Thread& t = threads_[i];
-      if (t.state != TState::barrier || bar_of_[i] != id) continue;
+      if (t.state != TState::barrier || cta_->bar_of[i] != id) continue;
       t.state = TState::run;
       ++t.pc;
       if (t.red_reg != UINT32_MAX) {

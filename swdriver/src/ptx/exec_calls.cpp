@@ -79,7 +79,7 @@ void Machine::ret(Thread& t) {
 void Machine::exit_thread(Thread& t) {
   complete_async(t);  // copies in flight still land (exec_async.cpp)
   t.state = TState::exited;
-  --live_;
+  --cta_->live;
   release_barriers();
 }
 
@@ -132,7 +132,10 @@ void Machine::builtin(Thread& t, const Function& f, const Frame& cf, const Opera
           }
         };
         const std::string text = format_printf(format, data, avail, reader, parsed);
-        if (l_.print) l_.print(text);
+        if (l_.print) {
+          const std::lock_guard lock(g_.services);
+          l_.print(text);
+        }
       }
       set_ret(t, cf, rets, static_cast<std::uint32_t>(parsed), 4);
       return;
@@ -145,7 +148,7 @@ void Machine::builtin(Thread& t, const Function& f, const Frame& cf, const Opera
       read_string(t, param_arg(t, cf, args, 3, 8), func);
       char buf[256];
       std::snprintf(buf, sizeof buf, ": block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `",
-                    ctaid_[0], ctaid_[1], ctaid_[2], t.tid[0], t.tid[1], t.tid[2]);
+                    cta_->ctaid[0], cta_->ctaid[1], cta_->ctaid[2], t.tid[0], t.tid[1], t.tid[2]);
       const std::string msg =
           file + ":" + std::to_string(line) + ": " + func + buf + expr + "` failed.\n";
       std::fputs(msg.c_str(), stderr);
@@ -156,23 +159,29 @@ void Machine::builtin(Thread& t, const Function& f, const Frame& cf, const Opera
     case Builtin::malloc: {
       const std::uint64_t size = param_arg(t, cf, args, 0, 8);
       std::uint64_t p = 0;
-      if (l_.malloc) p = l_.malloc(size);
-      if (p != 0) {
-        MemoryRange r{p, p + std::max<std::uint64_t>(size, 1)};
-        const auto it =
-            std::upper_bound(l_.memory.begin(), l_.memory.end(), p,
-                             [](std::uint64_t a, const MemoryRange& x) { return a < x.base; });
-        l_.memory.insert(it, r);
-        cache_ = {};
+      {
+        const std::lock_guard lock(g_.services);
+        if (l_.malloc) p = l_.malloc(size);
+        if (p != 0) {
+          const MemoryRange r{p, p + std::max<std::uint64_t>(size, 1)};
+          const auto it =
+              std::upper_bound(g_.heap.begin(), g_.heap.end(), p,
+                               [](std::uint64_t a, const MemoryRange& x) { return a < x.base; });
+          g_.heap.insert(it, r);
+          g_.heap_blocks.store(g_.heap.size(), std::memory_order_release);
+        }
       }
       set_ret(t, cf, rets, p, 8);
       return;
     }
     case Builtin::free: {
       const std::uint64_t p = param_arg(t, cf, args, 0, 8);
-      if (p != 0 && l_.free && l_.free(p)) {
-        std::erase_if(l_.memory, [p](const MemoryRange& r) { return r.base == p; });
-        cache_ = {};
+      if (p == 0) return;
+      const std::lock_guard lock(g_.services);
+      if (l_.free && l_.free(p)) {
+        std::erase_if(g_.heap, [p](const MemoryRange& r) { return r.base == p; });
+        g_.heap_blocks.store(g_.heap.size(), std::memory_order_release);
+        g_.heap_generation.fetch_add(1, std::memory_order_release);  // cached blocks: stale
       }
       return;
     }

@@ -1,17 +1,26 @@
 // The interpreter's machine (exec.hpp), shared by the exec_*.cpp files and not part of the
-// interpreter's interface: a launch's threads, their frames, the CTA's barriers, and class
-// Machine, whose members are defined by concept: scheduling (exec_schedule.cpp), one instruction
-// (exec_step.cpp), special registers (exec_sregs.cpp), memory (exec_memory.cpp), calls and
-// built-ins (exec_calls.cpp), CTA barriers (exec_barriers.cpp), warp collectives
-// (exec_warp.cpp), warp-level matrix instructions (exec_matrix.cpp), asynchronous copies
-// (exec_async.cpp) and mbarrier objects (exec_mbarrier.cpp). Operand reads and writes are inline
+// interpreter's interface: a launch's CTAs, their threads, frames and barriers; class Grid, what
+// the launch's workers share (the resident CTAs, the first fault, the device heap); and class
+// Machine, one worker, whose members are defined by concept: the CTA pool and the workers
+// (exec_grid.cpp), a CTA's turn and its warps (exec_schedule.cpp), one instruction
+// (exec_step.cpp), special registers (exec_sregs.cpp), memory (exec_memory.cpp), atomics and
+// fences (exec_atomic.cpp), calls and built-ins (exec_calls.cpp), CTA barriers
+// (exec_barriers.cpp), warp collectives (exec_warp.cpp), warp-level matrix instructions
+// (exec_matrix.cpp), asynchronous copies (exec_async.cpp) and mbarrier objects
+// (exec_mbarrier.cpp). Operand reads and writes are inline
 // here: every instruction makes them.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,7 +32,14 @@ namespace swcu::ptx::detail {
 
 inline constexpr std::uint32_t kMaxLocalPerThread = 1u << 20;  // local stack limit (frames)
 inline constexpr std::uint32_t kMaxCallDepth = 4096;
-inline constexpr int kSlice = 4096;  // instructions a warp runs before others get a turn
+inline constexpr int kSlice = 4096;    // instructions a warp runs before others get a turn
+inline constexpr int kTurnRounds = 8;  // rounds over its warps a CTA runs before others get a turn
+// A warp that reads the same value at the same address and instruction this many times in a row
+// (every lane that executes it) is polling: it yields, so that the writer can run. Strong loads
+// (.volatile, .relaxed, .acquire) and atomics are polls by intent; a weak load may be an
+// ordinary loop-invariant load, so it takes many more.
+inline constexpr std::uint32_t kStrongPolls = 4;
+inline constexpr std::uint32_t kWeakPolls = 64;
 
 /// A call frame: the function, where it returns, and where its registers, local memory and
 /// call-site parameters start in the thread's storage.
@@ -60,6 +76,12 @@ struct Thread {
   Type red_type = Type::u32;
   // cp.async and cp.async.bulk copies issued and not complete yet
   AsyncCopies async;
+  // The last load or atomic of global or shared memory: its instruction, address and value,
+  // and how many times in a row it read that value there.
+  std::uint32_t poll_pc = UINT32_MAX;
+  std::uint32_t polls = 0;
+  std::uint64_t poll_addr = 0;
+  std::uint64_t poll_value = 0;
 };
 
 /// One of the CTA's 16 named barriers, with bar.red's running reduction.
@@ -72,27 +94,100 @@ struct Barrier {
   Sub red = Sub::none;
 };
 
-/// Thrown to end the launch (Machine::fault()); run() turns it into the Outcome.
+/// One resident CTA: its threads, shared memory and barriers. It runs on one worker at a time
+/// (Grid hands it over under its lock).
+struct Cta {
+  std::uint64_t linear = 0;  ///< x + nx * (y + ny * z)
+  bool started = false;      ///< its threads are set up
+  unsigned ctaid[3] = {};
+  std::uint32_t live = 0;   ///< threads that have not exited
+  std::uint64_t clock = 0;  ///< instructions executed before its current turn (%clock64)
+  std::vector<unsigned char> shared;
+  std::vector<Thread> threads;
+  std::vector<std::uint8_t> bar_of;      ///< the barrier each waiting thread waits at
+  std::vector<std::uint8_t> slice_used;  ///< per warp: its last slice ran to the end
+  Barrier barriers[16];
+};
+
+/// Thrown to end the launch (Machine::fault()); the worker reports it to the Grid.
 struct KernelFault {
   Fault fault;
   std::string what;
 };
 
-/// One launch in progress: its CTAs run one after another, each CTA's warps by turns.
+/// Thrown to unwind a worker when another one ended the launch.
+struct Stopped {};
+
+/// What the workers of one launch share: the CTAs (those not started yet, the resident ones
+/// waiting for a turn), the first fault, and the services that must be called one at a time.
+class Grid {
+ public:
+  explicit Grid(Launch& l);
+
+  /// Runs every CTA on Launch::workers workers (the calling thread and new threads).
+  Outcome run();
+
+  /// A CTA to run: a new one while the resident set has room (its `started` is false), else a
+  /// resident one waiting for its turn; nullptr when the launch is over. Waits while every
+  /// remaining CTA is on another worker.
+  std::unique_ptr<Cta> take();
+  /// Gives a CTA back after its turn: finished (its slot admits the next CTA) or waiting.
+  void put(std::unique_ptr<Cta> c, bool finished);
+  /// Ends the launch: the first fault reported is its outcome.
+  void fail(KernelFault f);
+
+  Launch& l;
+  const Program& p;
+  std::uint32_t nthreads = 0;
+  std::uint32_t nwarps = 0;
+  std::size_t shared_size = 0;
+  std::uint64_t total = 0;     ///< CTAs in the grid
+  std::uint64_t resident = 0;  ///< CTAs started at once
+  std::chrono::steady_clock::time_point start;
+  std::atomic<bool> stop{false};  ///< a worker faulted: the others stop
+
+  /// printf, malloc and free, one call at a time; `heap` under it.
+  std::mutex services;
+  /// The device heap's blocks (Launch::heap, then what this launch allocates and frees).
+  std::vector<MemoryRange> heap;
+  /// Counts frees: a worker's cached heap block is valid while it has not changed.
+  std::atomic<std::uint64_t> heap_generation{0};
+  std::atomic<std::size_t> heap_blocks{0};
+  /// Atomics of a width the host has no atomic instruction for (b128).
+  std::mutex wide_atomics;
+
+ private:
+  void work() noexcept;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t next_ = 0;     // the next CTA to start
+  std::uint64_t running_ = 0;  // started and not finished
+  std::deque<std::unique_ptr<Cta>> ready_;
+  std::vector<std::unique_ptr<Cta>> spare_;  // finished, for reuse
+  bool failed_ = false;
+  Outcome outcome_;
+  std::exception_ptr error_;
+};
+
+/// One worker of a launch: runs turns of the Grid's CTAs, each CTA's warps by turns.
 class Machine {
  public:
-  /// Lays out the launch's shared memory and threads.
-  explicit Machine(Launch& l);
+  explicit Machine(Grid& g);
 
-  /// Runs every CTA of the grid; the first fault ends the launch.
-  Outcome run();
+  /// Runs turns of CTAs until none is left; a fault is thrown (KernelFault), as is Stopped.
+  void work();
 
  private:
   enum class Step { next, rescan, yield };
+  enum class Ran { nothing, ran, yielded };
 
   // --------------------------------------------------------------- scheduling (exec_schedule.cpp)
 
-  void run_cta();
+  // Sets up the threads of a new CTA.
+  void start_cta(Cta& c);
+  // Runs up to kTurnRounds rounds of c's warps; true when c finished.
+  bool turn(Cta& c);
   [[noreturn]] void deadlock();
 
   std::uint32_t lanes_of(std::uint32_t w) const {
@@ -100,8 +195,9 @@ class Machine {
     return std::min<std::uint32_t>(32, nthreads_ - first);
   }
 
-  // Runs warp w for up to a slice; true when it executed anything.
-  bool run_warp(std::uint32_t w);
+  // Runs warp w for up to a slice: whether it executed anything, and whether it yielded.
+  Ran run_warp(std::uint32_t w);
+  // Every 65536 instructions: the timeout, and whether another worker ended the launch.
   void check_timeout();
   // Ends the launch: the fault and a message naming the kernel, PTX line, block and thread.
   [[noreturn]] void fault(Fault f, const std::string& what);
@@ -110,9 +206,16 @@ class Machine {
 
   static std::string hex(std::uint64_t v);
   [[noreturn]] void bad_address(std::uint64_t addr, unsigned size, bool write, const char* space);
-  // Whether `size` bytes at `a` lie in one range of the memory map (and, for a write, one the
-  // device may write).
+  // Whether `size` bytes at `a` lie in one range of the memory map or the device heap (and, for
+  // a write, one the device may write).
   bool in_global(std::uint64_t a, unsigned size, bool write = false);
+  // The range of the memory map or the device heap holding `size` bytes at `a`, or nullptr.
+  const MemoryRange* find_global(std::uint64_t a, unsigned size);
+  // Whether an access in `space` at `addr` is to global memory (shared by the workers).
+  static bool is_global(Space space, std::uint64_t addr) {
+    return space == Space::global || space == Space::constant ||
+           (space == Space::generic && addr < kSharedWindow);
+  }
   // The host address of an access of `size` bytes at `addr` in `space`.
   unsigned char* resolve(Thread& t, Space space, std::uint64_t addr, unsigned size, bool write);
 
@@ -127,7 +230,26 @@ class Machine {
   unsigned elem_size(const Inst& in) const;
   void load(Thread& t, const Inst& in);
   void store(Thread& t, const Inst& in);
+  // Records a load's or atomic's value for polling detection (Thread::polls).
+  static void note_poll(Thread& t, std::uint64_t addr, std::uint64_t value) {
+    if (t.poll_pc == t.pc && t.poll_addr == addr && t.poll_value == value) {
+      ++t.polls;
+    } else {
+      t.poll_pc = t.pc;
+      t.poll_addr = addr;
+      t.poll_value = value;
+      t.polls = 0;
+    }
+  }
+  // Whether every lane in `active` polled unchanged memory often enough to yield (and, if so,
+  // starts their counts again).
+  bool polling(Thread* lanes, std::uint32_t active, const Inst& in);
+
+  // ------------------------------------------------------------ atomics (exec_atomic.cpp)
+
   void atomic(Thread& t, const Inst& in);
+  // fence, membar: host fences (fence.sc and membar sequentially consistent).
+  static void fence(const Inst& in);
   // Bytes readable from generic address a to the end of its memory.
   std::size_t available(Thread& t, std::uint64_t a);
 
@@ -151,6 +273,8 @@ class Machine {
 
   // A special register's value (exec_sregs.cpp).
   std::uint64_t sreg(const Thread& t, const Operand& o);
+  // The CTA's instruction count (%clock64): monotonic for it, whichever worker runs it.
+  std::uint64_t clock() const { return cta_->clock + (instructions_ - turn_start_); }
 
   std::uint64_t read(Thread& t, const Operand& o) {
     switch (o.kind) {
@@ -252,24 +376,21 @@ class Machine {
   std::uint64_t mbarrier_update(unsigned char* obj, std::uint32_t count, std::int64_t tx,
                                 std::uint32_t drop = 0, bool no_complete = false);
 
+  Grid& g_;
   Launch& l_;
   const Program& p_;
   const Function& entry_;
   std::uint32_t nthreads_ = 0;
   std::uint32_t nwarps_ = 0;
   std::size_t shared_size_ = 0;
-  std::vector<unsigned char> shared_;
-  std::vector<Thread> threads_;
-  std::vector<std::uint8_t> bar_of_ = std::vector<std::uint8_t>(1024, 0);
-  std::vector<bool> slice_used_ = std::vector<bool>(32, false);
-  Barrier barriers_[16];
-  std::uint32_t live_ = 0;
-  unsigned ctaid_[3] = {};
-  std::uint64_t cta_count_ = 0;
-  std::uint64_t instructions_ = 0;
+  Cta* cta_ = nullptr;              // the CTA whose turn it is
+  Thread* threads_ = nullptr;       // its threads
+  std::uint64_t instructions_ = 0;  // executed by this worker
+  std::uint64_t turn_start_ = 0;    // instructions_ when the CTA's turn began
   Thread* cur_ = nullptr;
-  MemoryRange cache_;
-  std::chrono::steady_clock::time_point start_;
+  MemoryRange cache_;                        // the last range of the memory map found
+  MemoryRange heap_cache_;                   // the last device heap block found
+  std::uint64_t heap_cache_generation_ = 0;  // Grid::heap_generation when it was found
 };
 
 }  // namespace swcu::ptx::detail

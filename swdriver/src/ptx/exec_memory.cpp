@@ -2,6 +2,7 @@
 // access checked against the launch's memory map (a fault names the address and the nearest
 // allocation), loads, stores and atomics.
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 
 #include "ptx/alu.hpp"
@@ -46,17 +47,32 @@ std::string Machine::hex(std::uint64_t v) {
                                     " (" + space + "); " + near);
 }
 
-bool Machine::in_global(std::uint64_t a, unsigned size, bool write) {
-  if (cache_.base <= a && a + size <= cache_.end && a + size >= a) {
-    return !(write && cache_.read_only);
+const MemoryRange* Machine::find_global(std::uint64_t a, unsigned size) {
+  const std::uint64_t last = a + size;
+  if (last < a) return nullptr;
+  if (cache_.base <= a && last <= cache_.end) return &cache_;
+  if (heap_cache_.base <= a && last <= heap_cache_.end &&
+      heap_cache_generation_ == g_.heap_generation.load(std::memory_order_acquire)) {
+    return &heap_cache_;
   }
-  auto it = std::upper_bound(l_.memory.begin(), l_.memory.end(), a,
-                             [](std::uint64_t x, const MemoryRange& r) { return x < r.base; });
-  if (it == l_.memory.begin()) return false;
-  --it;
-  if (a + size > it->end || a + size < a) return false;
-  cache_ = *it;
-  return !(write && cache_.read_only);
+  const auto below = [](std::uint64_t x, const MemoryRange& r) { return x < r.base; };
+  auto it = std::upper_bound(l_.memory.begin(), l_.memory.end(), a, below);
+  if (it != l_.memory.begin() && last <= (it - 1)->end) {
+    cache_ = *(it - 1);
+    return &cache_;
+  }
+  if (g_.heap_blocks.load(std::memory_order_acquire) == 0) return nullptr;
+  const std::lock_guard lock(g_.services);
+  it = std::upper_bound(g_.heap.begin(), g_.heap.end(), a, below);
+  if (it == g_.heap.begin() || last > (it - 1)->end) return nullptr;
+  heap_cache_ = *(it - 1);
+  heap_cache_generation_ = g_.heap_generation.load(std::memory_order_relaxed);
+  return &heap_cache_;
+}
+
+bool Machine::in_global(std::uint64_t a, unsigned size, bool write) {
+  const MemoryRange* r = find_global(a, size);
+  return r != nullptr && !(write && r->read_only);
 }
 
 // The host address of an access of `size` bytes at `addr` in `space`.
@@ -87,7 +103,7 @@ unsigned char* Machine::resolve(Thread& t, Space space, std::uint64_t addr, unsi
         bad_address(addr, size, write,
                     ("shared; the CTA has " + std::to_string(shared_size_) + " bytes").c_str());
       }
-      return shared_.data() + addr;
+      return cta_->shared.data() + addr;
     case Space::local:
       if (addr + size > t.local.size() || addr + size < addr) {
         bad_address(addr, size, write, "local");
@@ -112,24 +128,79 @@ unsigned Machine::elem_size(const Inst& in) const {
   return s == 0 ? 4 : s;
 }
 
+namespace {
+
+// Global memory is shared by the workers: accesses of up to 8 bytes are host atomics (relaxed
+// ones compile to plain moves), acquire loads and release stores where the PTX asks for them,
+// so that a flag published with st.release (or a fence and a relaxed store) and read with
+// ld.acquire (or a relaxed load and a fence) orders the data around it (PTX ISA memory
+// consistency model; every scope is implemented as .sys).
+template <class T>
+std::uint64_t atomic_load(const unsigned char* p, bool acquire) {
+  const auto* q = reinterpret_cast<const T*>(p);
+  return acquire ? __atomic_load_n(q, __ATOMIC_ACQUIRE) : __atomic_load_n(q, __ATOMIC_RELAXED);
+}
+template <class T>
+void atomic_store(unsigned char* p, std::uint64_t v, bool release) {
+  auto* q = reinterpret_cast<T*>(p);
+  if (release) {
+    __atomic_store_n(q, static_cast<T>(v), __ATOMIC_RELEASE);
+  } else {
+    __atomic_store_n(q, static_cast<T>(v), __ATOMIC_RELAXED);
+  }
+}
+
+std::uint64_t load_global_bits(const unsigned char* p, unsigned size, bool acquire) {
+  switch (size) {
+    case 1: return atomic_load<std::uint8_t>(p, acquire);
+    case 2: return atomic_load<std::uint16_t>(p, acquire);
+    case 4: return atomic_load<std::uint32_t>(p, acquire);
+    default: return atomic_load<std::uint64_t>(p, acquire);
+  }
+}
+
+void store_global_bits(unsigned char* p, unsigned size, std::uint64_t v, bool release) {
+  switch (size) {
+    case 1: atomic_store<std::uint8_t>(p, v, release); break;
+    case 2: atomic_store<std::uint16_t>(p, v, release); break;
+    case 4: atomic_store<std::uint32_t>(p, v, release); break;
+    default: atomic_store<std::uint64_t>(p, v, release); break;
+  }
+}
+
+}  // namespace
+
 void Machine::load(Thread& t, const Inst& in) {
   const unsigned es = elem_size(in);
   const std::uint64_t a = address(t, in.ops[1]);
   const unsigned total = es * in.vec;
   const unsigned char* p = resolve(t, in.space, a, total, false);
+  const bool global = is_global(in.space, a);
+  const bool acquire = (in.flags & kAcquire) != 0;
+  // Global elements of up to 8 bytes are single host accesses (aligned: resolve checked).
+  const auto get = [&](const unsigned char* q, unsigned size) {
+    if (global && size <= 8) return load_global_bits(q, size, acquire);
+    return load_bits(q, size);
+  };
   const Operand& d = in.ops[0];
+  std::uint64_t first = 0;
   if (d.kind == Operand::Kind::vec) {
     for (unsigned e = 0; e < d.count; ++e) {
       const std::uint32_t r = p_.vec_regs[d.reg + e];
+      const std::uint64_t v = get(p + e * es, es);
+      if (e == 0) first = v;
       if (r == UINT32_MAX) continue;
-      t.rf[r] = normalize(in.type, load_bits(p + e * es, es));
+      t.rf[r] = normalize(in.type, v);
     }
   } else if (es == 16) {
     // .b128 into a register pair is not a register form; keep the low half
-    write(t, d, load_bits(p, 8));
+    first = get(p, 8);
+    write(t, d, first);
   } else {
-    write(t, d, normalize(in.type, load_bits(p, es)));
+    first = get(p, es);
+    write(t, d, normalize(in.type, first));
   }
+  if (in.space != Space::local && in.space != Space::param) note_poll(t, a, first);
 }
 
 void Machine::store(Thread& t, const Inst& in) {
@@ -137,77 +208,38 @@ void Machine::store(Thread& t, const Inst& in) {
   const std::uint64_t a = address(t, in.ops[0]);
   const unsigned total = es * in.vec;
   unsigned char* p = resolve(t, in.space, a, total, true);
+  const bool global = is_global(in.space, a);
+  const bool release = (in.flags & kRelease) != 0;
+  const auto put = [&](unsigned char* q, unsigned size, std::uint64_t v) {
+    if (global && size <= 8) {
+      store_global_bits(q, size, v, release);
+    } else {
+      store_bits(q, size, v);
+    }
+  };
   const Operand& s = in.ops[1];
   if (s.kind == Operand::Kind::vec) {
     for (unsigned e = 0; e < s.count; ++e) {
       const std::uint32_t r = p_.vec_regs[s.reg + e];
-      store_bits(p + e * es, es, r == UINT32_MAX ? 0 : t.rf[r]);
+      put(p + e * es, es, r == UINT32_MAX ? 0 : t.rf[r]);
     }
+  } else if (es == 16) {
+    put(p, 8, read(t, s));  // as for loads: the low half
   } else {
-    store_bits(p, es, read(t, s));
+    put(p, es, read(t, s));
   }
 }
 
-void Machine::atomic(Thread& t, const Inst& in) {
-  const bool is_red = in.op == Op::red;
-  const Operand& ao = in.ops[is_red ? 0 : 1];
-  const unsigned es = elem_size(in);
-  const std::uint64_t a = address(t, ao);
-  unsigned char* p = resolve(t, in.space, a, es, true);
-  const std::uint64_t b = read(t, in.ops[is_red ? 1 : 2]);
-  const std::uint64_t c = in.nops > (is_red ? 2 : 3) ? read(t, in.ops[is_red ? 2 : 3]) : 0;
-  const std::uint64_t old = load_bits(p, es);
-  std::uint64_t nv = old;
-  const Type ty = in.type;
-  const std::uint64_t m = es >= 8 ? ~0ull : (1ull << (8 * es)) - 1;
-  switch (in.sub) {
-    case Sub::a_add:
-      if (is_float(ty)) {
-        Inst add;
-        add.op = Op::add;
-        add.type = ty;
-        add.round = Round::rn;
-        // f32 adds to global memory flush subnormals unless .noftz (PTX ISA atom)
-        if (ty == Type::f32 && in.space != Space::shared && !(in.flags & kNoFtz)) {
-          add.flags |= kFtz;
-        }
-        std::uint64_t s[3] = {old, b, 0};
-        bool carry = false, q = false;
-        nv = compute(add, s, carry, q);
-      } else {
-        nv = old + b;
-      }
-      break;
-    case Sub::a_min:
-    case Sub::a_max: {
-      const bool mx = in.sub == Sub::a_max;
-      if (is_float(ty)) {
-        Inst mm;
-        mm.op = mx ? Op::max : Op::min;
-        mm.type = ty;
-        std::uint64_t s[3] = {old, b, 0};
-        bool carry = false, q = false;
-        nv = compute(mm, s, carry, q);
-      } else if (is_signed(ty)) {
-        const auto x = static_cast<std::int64_t>(normalize(ty, old));
-        const auto y = static_cast<std::int64_t>(normalize(ty, b));
-        nv = static_cast<std::uint64_t>(mx ? std::max(x, y) : std::min(x, y));
-      } else {
-        nv = mx ? std::max(old & m, b & m) : std::min(old & m, b & m);
-      }
-      break;
-    }
-    case Sub::a_inc: nv = (old & m) >= (b & m) ? 0 : old + 1; break;
-    case Sub::a_dec: nv = ((old & m) == 0 || (old & m) > (b & m)) ? b : old - 1; break;
-    case Sub::a_and: nv = old & b; break;
-    case Sub::a_or: nv = old | b; break;
-    case Sub::a_xor: nv = old ^ b; break;
-    case Sub::a_exch: nv = b; break;
-    case Sub::a_cas: nv = (old & m) == (b & m) ? c : old; break;
-    default: fault(Fault::illegal_instruction, "unknown atomic operation");
+bool Machine::polling(Thread* lanes, std::uint32_t active, const Inst& in) {
+  if (active == 0) return false;
+  const bool strong =
+      in.op == Op::atom || (in.flags & (kVolatile | kRelaxed | kAcquire | kRelease)) != 0;
+  const std::uint32_t enough = strong ? kStrongPolls : kWeakPolls;
+  for (std::uint32_t m = active; m != 0; m &= m - 1) {
+    if (lanes[std::countr_zero(m)].polls < enough) return false;
   }
-  store_bits(p, es, nv);
-  if (!is_red) write(t, in.ops[0], normalize(ty, old));
+  for (std::uint32_t m = active; m != 0; m &= m - 1) lanes[std::countr_zero(m)].polls = 0;
+  return true;
 }
 
 // Bytes readable from generic address a to the end of its memory.
@@ -221,8 +253,8 @@ std::size_t Machine::available(Thread& t, std::uint64_t a) {
     if (off & kKernelParamTag) return l_.params.size() - (off & ~kKernelParamTag);
     return t.params.size() - off;
   }
-  in_global(a, 1);
-  return cache_.end - a;
+  const MemoryRange* r = find_global(a, 1);
+  return r != nullptr ? r->end - a : 0;
 }
 
 }  // namespace swcu::ptx::detail

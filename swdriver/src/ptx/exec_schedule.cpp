@@ -1,6 +1,6 @@
-// The interpreter's execution loop (exec.hpp): the grid's CTAs one after another, each CTA's
-// warps by turns, a warp's lanes together while they share a program counter, and how a launch
-// ends (a fault, a deadlock, a timeout). One instruction is exec_step.cpp.
+// A CTA's turn (exec_machine.hpp): its warps by turns, a warp's lanes together while they share
+// a program counter, and how a CTA ends the launch (a fault, a deadlock, a timeout). Which CTA
+// runs when is exec_grid.cpp; one instruction is exec_step.cpp.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -9,39 +9,18 @@
 
 namespace swcu::ptx::detail {
 
-Machine::Machine(Launch& l) : l_(l), p_(*l.program), entry_(p_.functions[l.entry]) {
-  nthreads_ = l.block[0] * l.block[1] * l.block[2];
-  nwarps_ = (nthreads_ + 31) / 32;
-  shared_size_ = p_.dynamic_shared_offset + l.dynamic_shared;
-  if (l.dynamic_shared == 0) shared_size_ = std::max<std::size_t>(p_.static_shared, 0);
-  shared_size_ = std::max(shared_size_, p_.static_shared);
-  shared_.assign(shared_size_ + 16, 0);
-  threads_.resize(nthreads_);
-  start_ = std::chrono::steady_clock::now();
-}
-
-Outcome Machine::run() {
-  try {
-    for (unsigned z = 0; z < l_.grid[2]; ++z) {
-      for (unsigned y = 0; y < l_.grid[1]; ++y) {
-        for (unsigned x = 0; x < l_.grid[0]; ++x) {
-          ctaid_[0] = x;
-          ctaid_[1] = y;
-          ctaid_[2] = z;
-          run_cta();
-        }
-      }
-    }
-  } catch (const KernelFault& f) {
-    return {f.fault, f.what};
-  }
-  return {};
-}
-
-void Machine::run_cta() {
-  std::fill(shared_.begin(), shared_.end(), 0);
+void Machine::start_cta(Cta& c) {
+  std::uint64_t rest = c.linear;
+  c.ctaid[0] = static_cast<unsigned>(rest % l_.grid[0]);
+  rest /= l_.grid[0];
+  c.ctaid[1] = static_cast<unsigned>(rest % l_.grid[1]);
+  c.ctaid[2] = static_cast<unsigned>(rest / l_.grid[1]);
+  c.shared.assign(shared_size_ + 16, 0);
+  c.threads.resize(nthreads_);
+  c.bar_of.assign(nthreads_, 0);
+  c.slice_used.assign(nwarps_, 0);
   for (std::uint32_t i = 0; i < nthreads_; ++i) {
-    Thread& t = threads_[i];
+    Thread& t = c.threads[i];
     t.tid[0] = i % l_.block[0];
     t.tid[1] = (i / l_.block[0]) % l_.block[1];
     t.tid[2] = i / (l_.block[0] * l_.block[1]);
@@ -59,17 +38,41 @@ void Machine::run_cta() {
     t.local.assign(entry_.local_bytes, 0);
     t.params.assign(entry_.param_bytes, 0);
     t.addrs.clear();
+    t.red_reg = UINT32_MAX;
+    t.poll_pc = UINT32_MAX;
+    t.polls = 0;
   }
-  live_ = nthreads_;
-  for (Barrier& b : barriers_) b = Barrier{};
-  while (live_ > 0) {
-    bool progress = false;
+  c.live = nthreads_;
+  c.clock = 0;
+  for (Barrier& b : c.barriers) b = Barrier{};
+  c.started = true;
+}
+
+// A turn: rounds over the CTA's warps until it finishes, until a round in which the only warps
+// that ran yielded (they poll memory another CTA must change, or sleep), or for kTurnRounds.
+bool Machine::turn(Cta& c) {
+  cta_ = &c;
+  threads_ = c.threads.data();
+  cur_ = nullptr;
+  turn_start_ = instructions_;
+  bool finished = false;
+  for (int round = 0; round < kTurnRounds; ++round) {
+    bool ran = false, yielded = false;
     for (std::uint32_t w = 0; w < nwarps_; ++w) {
-      if (run_warp(w)) progress = true;
+      const Ran r = run_warp(w);
+      ran = ran || r == Ran::ran;
+      yielded = yielded || r == Ran::yielded;
     }
-    if (!progress && live_ > 0) deadlock();
+    if (c.live == 0) {
+      finished = true;
+      break;
+    }
+    if (!ran && !yielded) deadlock();
+    if (!ran) break;
   }
-  ++cta_count_;
+  c.clock += instructions_ - turn_start_;
+  cta_ = nullptr;
+  return finished;
 }
 
 [[noreturn]] void Machine::deadlock() {
@@ -89,17 +92,17 @@ void Machine::run_cta() {
                              "elsewhere)");
 }
 
-// Runs warp w for up to a slice; true when it executed anything.
-bool Machine::run_warp(std::uint32_t w) {
+// Runs warp w for up to a slice: whether it executed anything, and whether it yielded.
+Machine::Ran Machine::run_warp(std::uint32_t w) {
   Thread* const lanes = &threads_[w * 32];
   const std::uint32_t n = lanes_of(w);
   bool any = false;
   int steps = 0;
-  // A warp that used its whole slice may be spinning on one of its own lanes: its next slice
-  // starts with the lanes at the highest pc, so that every lane makes progress (independent
-  // thread scheduling).
-  bool highest = slice_used_[w];
-  slice_used_[w] = false;
+  // A warp that used its whole slice, or yielded, may be spinning on one of its own lanes: its
+  // next slice starts with the lanes at the highest pc, so that every lane makes progress
+  // (independent thread scheduling).
+  bool highest = cta_->slice_used[w] != 0;
+  cta_->slice_used[w] = 0;
   while (steps < kSlice) {
     // The group: running lanes at the lowest pc, with lanes waiting at a collective there.
     std::uint32_t pc = highest ? 0 : UINT32_MAX, group = 0;
@@ -112,7 +115,7 @@ bool Machine::run_warp(std::uint32_t w) {
         group |= 1u << i;
       }
     }
-    if (group == 0) return any;
+    if (group == 0) return any ? Ran::ran : Ran::nothing;
     std::uint32_t other = UINT32_MAX;  // lowest pc of the other running lanes above pc
     for (std::uint32_t i = 0; i < n; ++i) {
       if (lanes[i].state == TState::sync_wait && lanes[i].pc == pc) group |= 1u << i;
@@ -125,19 +128,26 @@ bool Machine::run_warp(std::uint32_t w) {
       any = true;
       if (++instructions_ % 65536 == 0) check_timeout();
       const Step s = step(lanes, group, pc, w);
-      if (steps >= kSlice) slice_used_[w] = true;
+      if (steps >= kSlice) cta_->slice_used[w] = 1;
       if (s == Step::rescan || steps >= kSlice) break;
-      if (s == Step::yield) return true;
+      if (s == Step::yield) {
+        // It polls memory or sleeps: maybe for one of its own lanes (a lock another lane
+        // holds), which the next slice then runs first.
+        cta_->slice_used[w] = 1;
+        return Ran::yielded;
+      }
       ++pc;
       if (pc >= other) break;
     }
   }
-  return any;
+  return any ? Ran::ran : Ran::nothing;
 }
 
 void Machine::check_timeout() {
+  if (g_.stop.load(std::memory_order_relaxed)) throw Stopped{};
   if (l_.timeout_seconds <= 0) return;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - g_.start).count();
   if (s > l_.timeout_seconds) {
     fault(Fault::timeout, "the kernel ran longer than SWCUDA_KERNEL_TIMEOUT (" +
                               std::to_string(l_.timeout_seconds) + " s)");
@@ -146,23 +156,14 @@ void Machine::check_timeout() {
 
 [[noreturn]] void Machine::fault(Fault f, const std::string& what) {
   std::string msg = "kernel " + p_.functions[l_.entry].name;
-  if (cur_ != nullptr) {
+  if (cur_ != nullptr && cta_ != nullptr) {
     msg += ", PTX line " +
            std::to_string(p_.code[std::min<std::size_t>(cur_->pc, p_.code.size() - 1)].line) +
-           ", block (" + std::to_string(ctaid_[0]) + "," + std::to_string(ctaid_[1]) + "," +
-           std::to_string(ctaid_[2]) + "), thread (" + std::to_string(cur_->tid[0]) + "," +
-           std::to_string(cur_->tid[1]) + "," + std::to_string(cur_->tid[2]) + ")";
+           ", block (" + std::to_string(cta_->ctaid[0]) + "," + std::to_string(cta_->ctaid[1]) +
+           "," + std::to_string(cta_->ctaid[2]) + "), thread (" + std::to_string(cur_->tid[0]) +
+           "," + std::to_string(cur_->tid[1]) + "," + std::to_string(cur_->tid[2]) + ")";
   }
   throw KernelFault{f, msg + ": " + what};
 }
 
 }  // namespace swcu::ptx::detail
-
-namespace swcu::ptx {
-
-Outcome execute(Launch& launch) {
-  detail::Machine m(launch);
-  return m.run();
-}
-
-}  // namespace swcu::ptx

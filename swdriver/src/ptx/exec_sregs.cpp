@@ -15,16 +15,16 @@ std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
     case SReg::ntid_x: return l_.block[0];
     case SReg::ntid_y: return l_.block[1];
     case SReg::ntid_z: return l_.block[2];
-    case SReg::ctaid_x: return ctaid_[0];
-    case SReg::ctaid_y: return ctaid_[1];
-    case SReg::ctaid_z: return ctaid_[2];
+    case SReg::ctaid_x: return cta_->ctaid[0];
+    case SReg::ctaid_y: return cta_->ctaid[1];
+    case SReg::ctaid_z: return cta_->ctaid[2];
     case SReg::nctaid_x: return l_.grid[0];
     case SReg::nctaid_y: return l_.grid[1];
     case SReg::nctaid_z: return l_.grid[2];
     case SReg::laneid: return t.lane;
     case SReg::warpid: return t.warp;
     case SReg::nwarpid: return 64;
-    case SReg::smid: return cta_count_ % std::max(1u, l_.sm_count);
+    case SReg::smid: return cta_->linear % std::max(1u, l_.sm_count);
     case SReg::nsmid: return l_.sm_count;
     case SReg::gridid: return l_.grid_id;
     case SReg::lanemask_eq: return 1ull << t.lane;
@@ -32,9 +32,9 @@ std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
     case SReg::lanemask_lt: return (1ull << t.lane) - 1;
     case SReg::lanemask_ge: return (~((1ull << t.lane) - 1)) & 0xffffffffu;
     case SReg::lanemask_gt: return (~((2ull << t.lane) - 1)) & 0xffffffffu;
-    case SReg::clock: return instructions_ & 0xffffffffu;
-    case SReg::clock_hi: return instructions_ >> 32;
-    case SReg::clock64: return instructions_;
+    case SReg::clock: return clock() & 0xffffffffu;
+    case SReg::clock_hi: return clock() >> 32;
+    case SReg::clock64: return clock();
     case SReg::globaltimer:
     case SReg::globaltimer_lo:
     case SReg::globaltimer_hi: {
@@ -48,7 +48,10 @@ std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
     }
     case SReg::dynamic_smem_size: return l_.dynamic_shared;
     case SReg::total_smem_size: return shared_size_;
-    case SReg::envreg: return 0;
+    case SReg::envreg:  // %envreg1:%envreg2 is the grid workspace; the others are 0
+      if (o.imm == 1) return l_.grid_workspace >> 32;
+      if (o.imm == 2) return l_.grid_workspace & 0xffffffffu;
+      return 0;
     case SReg::cluster_ctarank: return 0;
     case SReg::cluster_nctarank: return 1;
     case SReg::is_explicit_cluster: return 0;
@@ -58,9 +61,9 @@ std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
     case SReg::cluster_nctaid_x:
     case SReg::cluster_nctaid_y:
     case SReg::cluster_nctaid_z: return 1;
-    case SReg::clusterid_x: return ctaid_[0];
-    case SReg::clusterid_y: return ctaid_[1];
-    case SReg::clusterid_z: return ctaid_[2];
+    case SReg::clusterid_x: return cta_->ctaid[0];
+    case SReg::clusterid_y: return cta_->ctaid[1];
+    case SReg::clusterid_z: return cta_->ctaid[2];
     case SReg::nclusterid_x: return l_.grid[0];
     case SReg::nclusterid_y: return l_.grid[1];
     case SReg::nclusterid_z: return l_.grid[2];

@@ -109,13 +109,25 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
       });
       break;
     case Op::ld:
-    case Op::ldu: each(active, [&](Thread& t) { load(t, in); }); break;
-    case Op::st: each(active, [&](Thread& t) { store(t, in); }); break;
+    case Op::ldu:
     case Op::atom:
+      if (in.op == Op::atom) {
+        each(active, [&](Thread& t) { atomic(t, in); });
+      } else {
+        each(active, [&](Thread& t) { load(t, in); });
+      }
+      if (polling(lanes, active, in)) {  // memory another warp or CTA must change: let it run
+        advance();
+        return Step::yield;
+      }
+      break;
+    case Op::st: each(active, [&](Thread& t) { store(t, in); }); break;
     case Op::red: each(active, [&](Thread& t) { atomic(t, in); }); break;
-    case Op::prefetch:
     case Op::fence:
     case Op::membar:
+      if (active != 0) fence(in);
+      break;
+    case Op::prefetch:
     case Op::pmevent:
     case Op::nop:
     case Op::griddepcontrol: break;
@@ -178,7 +190,12 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
     case Op::trap:
       if (active != 0) {
         cur_ = &lanes[std::countr_zero(active)];
-        fault(Fault::trap, "trap");
+        // cooperative groups' grid.sync() traps when the grid workspace is missing
+        fault(Fault::trap, l_.grid_workspace == 0 && p_.uses_grid_workspace
+                               ? "trap (the kernel uses cooperative groups' grid workspace, "
+                                 "%envreg1/%envreg2, which only a cooperative launch provides: "
+                                 "grid.sync() traps without it)"
+                               : "trap");
       }
       break;
     case Op::brkpt:

@@ -281,6 +281,16 @@ void Parser::modifiers(Inst& inst, const std::vector<std::string_view>& mods, in
       inst.flags |= kTo;
     else if (m == ".volatile")
       inst.flags |= kVolatile;
+    else if (m == ".relaxed")
+      inst.flags |= kRelaxed;
+    else if (m == ".acquire")
+      inst.flags |= kAcquire;
+    else if (m == ".release")
+      inst.flags |= kRelease;
+    else if (m == ".acq_rel")
+      inst.flags |= kAcquire | kRelease;
+    else if (m == ".sc")
+      inst.flags |= kSeqCst;
     else if (m == ".aligned")
       inst.flags |= kAligned;
     else if (m == ".v2")
@@ -290,17 +300,15 @@ void Parser::modifiers(Inst& inst, const std::vector<std::string_view>& mods, in
     else if (m == ".v8")
       inst.vec = 8;
     else if (m == ".sync" || m == ".nc" || m == ".ca" || m == ".cg" || m == ".cs" || m == ".lu" ||
-             m == ".cv" || m == ".wb" || m == ".wt" || m == ".weak" || m == ".relaxed" ||
-             m == ".acquire" || m == ".release" || m == ".acq_rel" || m == ".sc" || m == ".cta" ||
-             m == ".gpu" || m == ".sys" || m == ".cluster" || m == ".gl" || m == ".L1" ||
-             m == ".L2" || m == ".mmio" || m == ".arrive" || m == ".red" || m == ".warp" ||
-             m == ".unified" || m == ".level::eviction_priority" || m.starts_with(".L1::") ||
-             m.starts_with(".L2::") || m == ".shared::cluster" || m == ".b4e" ||
-             m == ".op_restrict" || m == ".sem" || m == ".proxy" || m == ".alias" || m == ".mode" ||
-             m == ".uniform" || m == ".collector::a" || m == ".ecl" || m == ".ecr" ||
-             m == ".launch_dependents" || m == ".wait" || m == ".s" || m == ".mask" ||
-             m == ".bf16" || m == ".bf16x2")
-      ;  // cache, memory-order and scope qualifiers: no effect on a sequential machine
+             m == ".cv" || m == ".wb" || m == ".wt" || m == ".weak" || m == ".cta" || m == ".gpu" ||
+             m == ".sys" || m == ".cluster" || m == ".gl" || m == ".L1" || m == ".L2" ||
+             m == ".mmio" || m == ".arrive" || m == ".red" || m == ".warp" || m == ".unified" ||
+             m == ".level::eviction_priority" || m.starts_with(".L1::") || m.starts_with(".L2::") ||
+             m == ".shared::cluster" || m == ".b4e" || m == ".op_restrict" || m == ".sem" ||
+             m == ".proxy" || m == ".alias" || m == ".mode" || m == ".uniform" ||
+             m == ".collector::a" || m == ".ecl" || m == ".ecr" || m == ".launch_dependents" ||
+             m == ".wait" || m == ".s" || m == ".mask" || m == ".bf16" || m == ".bf16x2")
+      ;  // cache and scope qualifiers: every scope is implemented as the widest (.sys)
     else
       fail_at(line, "unknown modifier " + std::string(m) + " on this instruction");
   }
@@ -446,18 +454,6 @@ void Parser::instruction() {
   }
   expect(";");
   check(inst, line);
-  for (int index = 0; index < inst.nops; ++index) {
-    const Operand& o = inst.ops[index];
-    if (o.kind == Operand::Kind::sreg && static_cast<SReg>(o.reg) == SReg::envreg &&
-        (o.imm == 1 || o.imm == 2)) {
-      // cooperative groups' grid workspace: grid.sync() needs co-resident CTAs
-      inst.op = Op::unsupported;
-      inst.name = static_cast<std::uint32_t>(p_->names.size());
-      p_->names.push_back(std::string(opcode) + " %envreg" + std::to_string(o.imm) +
-                          " (cooperative groups' grid workspace, for grid.sync)");
-      break;
-    }
-  }
   p_->code.push_back(inst);
 }
 

@@ -158,6 +158,7 @@ Operand Parser::operand(Type type, Inst& inst, int operand_index) {
       o.kind = Operand::Kind::sreg;
       o.reg = static_cast<std::uint32_t>(SReg::envreg);
       o.imm = static_cast<std::int64_t>(parse_int(name.substr(7)).value_or(0));
+      if (o.imm == 1 || o.imm == 2) p_->uses_grid_workspace = true;
       return o;
     }
     if (name.starts_with("%pm") || name.starts_with("%reserved_smem")) {

@@ -343,6 +343,10 @@ enum Flag : std::uint32_t {
   kVolatile = 1u << 19,
   kSatFinite = 1u << 20,  ///< .satfinite: overflow gives the largest finite value
   kVideoAdd = 1u << 21,   ///< video .add: the lanes' results summed into c
+  kRelaxed = 1u << 22,    ///< ld/st/atom/red .relaxed
+  kAcquire = 1u << 23,    ///< .acquire (and .acq_rel)
+  kRelease = 1u << 24,    ///< .release (and .acq_rel)
+  kSeqCst = 1u << 25,     ///< fence.sc
 };
 
 /// Variants of the asynchronous-copy and mbarrier instructions (Inst::mode).
@@ -526,6 +530,8 @@ struct Program {
   std::vector<std::vector<std::uint32_t>> branch_tables;  ///< brx.idx targets (pcs)
   std::vector<std::string> names;                         ///< unsupported opcodes' text
   std::vector<MatrixForm> matrix_forms;                   ///< Op::matrix instructions' forms
+  /// Some function reads %envreg1 or %envreg2: cooperative groups' grid workspace (grid.sync).
+  bool uses_grid_workspace = false;
 
   /// The entry named `name`, or nullptr.
   [[nodiscard]] const Function* entry(std::string_view name) const noexcept;

@@ -19,5 +19,9 @@ void check_bitonic_u64(Conformance& t, CUmodule m, const char* name);
 void check_recursion(Conformance& t, CUmodule m);
 void check_divergent(Conformance& t, CUmodule m);
 void check_local_array(Conformance& t, CUmodule m);
+// Blocks that run together (conformance_coresident_test.cpp): coresident.cu, cooperative.cu.
+void check_scan_lookback(Conformance& t, CUmodule m);
+void check_persistent_queue(Conformance& t, CUmodule m);
+void check_grid_sync_reduce(Conformance& t, CUmodule m);
 
 }  // namespace conf

@@ -113,6 +113,16 @@ TEST_SUITE("conformance") {
     conf::check_scan_warp(*this, m);
   }
 
+  TEST_CASE_FIXTURE(Conformance,
+                    "conformance.nvrtc: co-resident and cooperative kernels compiled by NVRTC") {
+    const Nvrtc coresident("coresident.cu");
+    const CUmodule m = load_image(coresident.ptx);
+    conf::check_scan_lookback(*this, m);
+    conf::check_persistent_queue(*this, m);
+    const Nvrtc cooperative("cooperative.cu");
+    conf::check_grid_sync_reduce(*this, load_image(cooperative.ptx));
+  }
+
   TEST_CASE_FIXTURE(Conformance, "conformance.nvrtc: templated sorts by their lowered names") {
     const Nvrtc program("sort.cu", {"bitonic_sort<float>", "bitonic_sort<unsigned long long>"});
     const CUmodule m = load_image(program.ptx);

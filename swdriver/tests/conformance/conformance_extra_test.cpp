@@ -1,6 +1,7 @@
 // Kernel conformance: indirect calls and deep recursion, SIMD intrinsics, 128-bit integers,
-// vector accesses, block-wide votes, more atomics, grid-wide barriers, __trap and large dynamic
-// shared memory (conformance/{dispatch,simd,atomics,cooperative,control}.cu).
+// vector accesses, block-wide votes, more atomics, __trap and large dynamic shared memory
+// (conformance/{dispatch,simd,atomics,control}.cu). Grid-wide barriers are in
+// conformance_coresident_test.cpp.
 #include <vector_types.h>
 
 #include <algorithm>
@@ -451,24 +452,6 @@ TEST_SUITE("conformance") {
       expect_equal(download<float>(dtotal, 1), std::vector<float>{total}, "total");
       expect_equal(download<unsigned>(dtickets, 1), std::vector<unsigned>{0}, "tickets reset");
     }
-  }
-
-  // Grid-wide barriers need co-resident CTAs (the kernels-at-scale issue): until then a kernel
-  // that uses cooperative groups' grid workspace loads, and its launch is refused, naming it.
-  TEST_CASE_FIXTURE(Conformance,
-                    "conformance.cooperative: a grid.sync kernel loads and its launch is refused") {
-    const CUfunction f = function(load_ptx("cooperative"), "grid_sync_neighbors");
-    const CUdeviceptr d = zeros<int>(4);
-    int count = 4;
-    void* params[] = {const_cast<CUdeviceptr*>(&d), const_cast<CUdeviceptr*>(&d),
-                      const_cast<CUdeviceptr*>(&d), &count};
-    swcu::test::StderrCapture capture;
-    SWCU_TEST_CHECK_RESULT(
-        swcu::test::mod().cuLaunchCooperativeKernel(f, 4, 1, 1, 64, 1, 1, 0, nullptr, params),
-        CUDA_ERROR_NOT_SUPPORTED);
-    const std::string text = capture.finish();
-    INFO(text);
-    CHECK(text.find("grid.sync") != std::string::npos);
   }
 
   TEST_CASE_FIXTURE(
