@@ -32,8 +32,12 @@ namespace swcu::ptx::detail {
 
 inline constexpr std::uint32_t kMaxLocalPerThread = 1u << 20;  // local stack limit (frames)
 inline constexpr std::uint32_t kMaxCallDepth = 4096;
-inline constexpr int kSlice = 4096;    // instructions a warp runs before others get a turn
-inline constexpr int kTurnRounds = 8;  // rounds over its warps a CTA runs before others get a turn
+inline constexpr int kSlice = 4096;  // instructions a warp runs before others get a turn
+// Warp instructions a CTA runs in one turn, at most, unless it finishes or waits for another
+// CTA first. Long enough that a CTA usually finishes in its first turn (the resident CTAs' state
+// then stays out of the cache's way), short enough that a CTA spinning in a way the polling
+// detection does not see lets the others run.
+inline constexpr std::uint64_t kTurnSteps = 1u << 18;
 // A warp that reads the same value at the same address and instruction this many times in a row
 // (every lane that executes it) is polling: it yields, so that the writer can run. Strong loads
 // (.volatile, .relaxed, .acquire) and atomics are polls by intent; a weak load may be an
@@ -186,7 +190,7 @@ class Machine {
 
   // Sets up the threads of a new CTA.
   void start_cta(Cta& c);
-  // Runs up to kTurnRounds rounds of c's warps; true when c finished.
+  // Runs rounds of c's warps for up to kTurnSteps instructions; true when c finished.
   bool turn(Cta& c);
   [[noreturn]] void deadlock();
 

@@ -49,14 +49,14 @@ void Machine::start_cta(Cta& c) {
 }
 
 // A turn: rounds over the CTA's warps until it finishes, until a round in which the only warps
-// that ran yielded (they poll memory another CTA must change, or sleep), or for kTurnRounds.
+// that ran yielded (they poll memory another CTA must change, or sleep), or for kTurnSteps.
 bool Machine::turn(Cta& c) {
   cta_ = &c;
   threads_ = c.threads.data();
   cur_ = nullptr;
   turn_start_ = instructions_;
   bool finished = false;
-  for (int round = 0; round < kTurnRounds; ++round) {
+  while (instructions_ - turn_start_ < kTurnSteps) {
     bool ran = false, yielded = false;
     for (std::uint32_t w = 0; w < nwarps_; ++w) {
       const Ran r = run_warp(w);

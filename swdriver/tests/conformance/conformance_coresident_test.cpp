@@ -300,6 +300,38 @@ TEST_SUITE("conformance") {
     forget();
   }
 
+  // Every block faults, on whichever worker runs it: the first fault ends the launch, and the
+  // launch reports one fault (one stderr line), as a GPU reports one error per launch.
+  TEST_CASE_FIXTURE(Conformance,
+                    "conformance.coresident: when every block faults one fault ends the launch") {
+    const std::string text = swcu::test::ptx(R"(
+.visible .entry store_everywhere(.param .u64 base)
+{
+  .reg .b32 %b;
+  .reg .b64 %a, %o;
+  ld.param.u64 %a, [base];
+  mov.u32 %b, %ctaid.x;
+  cvt.u64.u32 %o, %b;
+  shl.b64 %o, %o, 47;
+  add.s64 %a, %a, %o;
+  st.global.u32 [%a], %b;
+  ret;
+}
+)");
+    const CUfunction f = function(load_image(text), "store_everywhere");
+    const CUdeviceptr d = alloc(16);  // block b stores at d + b * 2^47: only block 0 maps
+    swcu::test::StderrCapture capture;
+    SWCU_TEST_REQUIRE_SUCCESS(launch(f, {64}, {32}, 0, d));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    const std::string err = capture.finish();
+    INFO(err);
+    CHECK(err.find("swcuda: kernel store_everywhere") == 0);
+    CHECK(err.find('\n') == err.size() - 1);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    ctx = swcu::test::create_context();
+    forget();
+  }
+
   TEST_CASE_FIXTURE(Conformance,
                     "conformance.coresident: printf from many blocks comes out line by line") {
     const CUfunction f = function(load_ptx("io"), "device_printf");
