@@ -114,6 +114,7 @@ CUresult run(State& s, const Prepared& p) {
     l.block[i] = p.spec.block[static_cast<std::size_t>(i)];
     l.cluster[i] = p.spec.cluster[static_cast<std::size_t>(i)];
   }
+  l.explicit_cluster = p.spec.explicit_cluster;
   l.dynamic_shared = p.spec.shared_bytes;
   l.params = p.spec.params;
   std::size_t needed = 0;

@@ -79,6 +79,7 @@ void Machine::ret(Thread& t) {
 void Machine::exit_thread(Thread& t) {
   t.state = TState::exited;
   --cta_->live;
+  cluster_exit(t);
   release_barriers();
 }
 

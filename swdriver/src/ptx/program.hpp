@@ -272,6 +272,10 @@ enum class Op : std::uint16_t {
   elect,
   video,  ///< SIMD video instructions on 4 bytes or 2 halves (Inst::vec lanes)
   griddepcontrol,
+  mapa,            ///< an address of the same variable in another CTA of the cluster
+  getctarank,      ///< the cluster rank of the CTA a shared address belongs to
+  cluster_arrive,  ///< barrier.cluster.arrive
+  cluster_wait,    ///< barrier.cluster.wait
   nop,
   unsupported,
 };
@@ -323,12 +327,13 @@ enum Flag : std::uint32_t {
   kTo = 1u << 17,       ///< cvta.to
   kReverse = 1u << 18,  ///< bfind.shiftamt
   kVolatile = 1u << 19,
-  kSatFinite = 1u << 20,  ///< .satfinite: overflow gives the largest finite value
-  kVideoAdd = 1u << 21,   ///< video .add: the lanes' results summed into c
-  kRelaxed = 1u << 22,    ///< ld/st/atom/red .relaxed
-  kAcquire = 1u << 23,    ///< .acquire (and .acq_rel)
-  kRelease = 1u << 24,    ///< .release (and .acq_rel)
-  kSeqCst = 1u << 25,     ///< fence.sc
+  kSatFinite = 1u << 20,     ///< .satfinite: overflow gives the largest finite value
+  kVideoAdd = 1u << 21,      ///< video .add: the lanes' results summed into c
+  kRelaxed = 1u << 22,       ///< ld/st/atom/red .relaxed
+  kAcquire = 1u << 23,       ///< .acquire (and .acq_rel)
+  kRelease = 1u << 24,       ///< .release (and .acq_rel)
+  kSeqCst = 1u << 25,        ///< fence.sc
+  kClusterSpace = 1u << 26,  ///< the space was .shared::cluster (isspacep, mapa)
 };
 
 /// Sub-operations: shfl modes, vote modes, atom/red/redux/bar.red operations, testp classes,
