@@ -18,6 +18,13 @@ Grid::Grid(Launch& launch) : l(launch), p(*launch.program) {
   if (l.dynamic_shared == 0) shared_size = p.static_shared;
   shared_size = std::max(shared_size, p.static_shared);
   total = std::uint64_t{l.grid[0]} * l.grid[1] * l.grid[2];
+  // the callers check that the cluster divides the grid; one that does not runs as clusters
+  // of one CTA
+  for (int i = 0; i < 3; ++i) {
+    if (l.cluster[i] == 0 || l.grid[i] % l.cluster[i] != 0) {
+      l.cluster[0] = l.cluster[1] = l.cluster[2] = 1;
+    }
+  }
   for (int i = 0; i < 3; ++i) {
     const unsigned c = std::max(l.cluster[i], 1u);
     cluster_size *= c;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conformance_checks.hpp"
+#include "graph_support.hpp"
 
 namespace {
 
@@ -21,7 +22,8 @@ constexpr unsigned kBlock = 64;
 
 // cuLaunchKernelEx with a cluster of `cluster` blocks in x (0: no attribute).
 template <class... A>
-CUresult launch_cluster(CUfunction f, unsigned grid, unsigned cluster, A... args) {
+CUresult launch_cluster_on(CUstream stream, CUfunction f, unsigned grid, unsigned cluster,
+                           A... args) {
   void* params[] = {static_cast<void*>(&args)..., nullptr};
   CUlaunchAttribute attr{};
   attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -36,7 +38,13 @@ CUresult launch_cluster(CUfunction f, unsigned grid, unsigned cluster, A... args
   config.sharedMemBytes = kBlock * sizeof(int);
   config.attrs = cluster != 0 ? &attr : nullptr;
   config.numAttrs = cluster != 0 ? 1 : 0;
+  config.hStream = stream;
   return swcu::test::mod().cuLaunchKernelEx(&config, f, params, nullptr);
+}
+
+template <class... A>
+CUresult launch_cluster(CUfunction f, unsigned grid, unsigned cluster, A... args) {
+  return launch_cluster_on(nullptr, f, grid, cluster, args...);
 }
 
 struct ClusterRing : Conformance {
@@ -135,5 +143,46 @@ TEST_SUITE("conformance.cluster") {
     check(16);
     SWCU_TEST_CHECK_RESULT(launch_cluster(f, grid, 32, din, dout, dsums, dmeta),
                            CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  }
+
+  TEST_CASE_FIXTURE(ClusterRing, "conformance.cluster: graphs keep the cluster size") {
+    const CUmodule m = load_ptx("cluster");
+    CUstream stream = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    // a captured launch with the attribute
+    prepare(64);
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::gr().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        launch_cluster_on(stream, function(m, "cluster_ring"), grid, 4, din, dout, dsums, dmeta));
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(stream, &graph));
+    CUgraphExec exec = swcu::test::instantiate(graph);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    check(4);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(graph));
+    // a kernel node of a kernel compiled with __cluster_dims__(4, 1, 1)
+    prepare(32);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphCreate(&graph, 0));
+    void* params[] = {&din, &dout, &dsums, &dmeta};
+    CUDA_KERNEL_NODE_PARAMS p{};
+    p.func = function(m, "cluster_ring_fixed");
+    p.gridDimX = grid;
+    p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = kBlock;
+    p.blockDimY = p.blockDimZ = 1;
+    p.sharedMemBytes = kBlock * sizeof(int);
+    p.kernelParams = params;
+    CUgraphNode node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphAddKernelNode(&node, graph, nullptr, 0, &p));
+    exec = swcu::test::instantiate(graph);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    check(4);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
   }
 }
