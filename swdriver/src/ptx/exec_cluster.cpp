@@ -72,7 +72,9 @@ Machine::Step Machine::cluster_barrier(Thread* lanes, std::uint32_t group, std::
       continue;
     }
     if (in.op == Op::cluster_arrive) {
-      const std::lock_guard lock(k.mutex);
+      // a cluster of one CTA is only ever touched by the worker running it
+      std::unique_lock lock(k.mutex, std::defer_lock);
+      if (g_.cluster_size > 1) lock.lock();
       const std::uint64_t now = k.phase.load(std::memory_order_relaxed);
       if (t.cluster_arrival == now + 1) {
         fault(Fault::illegal_instruction,
@@ -104,7 +106,8 @@ Machine::Step Machine::cluster_barrier(Thread* lanes, std::uint32_t group, std::
 
 void Machine::cluster_exit(Thread& t) {
   Cluster& k = *cta_->cluster;
-  const std::lock_guard lock(k.mutex);
+  std::unique_lock lock(k.mutex, std::defer_lock);
+  if (g_.cluster_size > 1) lock.lock();  // as in cluster_barrier
   const std::uint64_t phase = k.phase.load(std::memory_order_relaxed);
   if (t.cluster_arrival == phase + 1) --k.arrived;  // arrived, then exited: no longer expected
   t.cluster_arrival = 0;
