@@ -363,6 +363,8 @@ TEST_SUITE("memory pools") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeHost(pinned));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(m));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeAsync(p, s));
+    // The default pool keeps the freed block reserved until a synchronization returns it.
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(d));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));

@@ -2,6 +2,7 @@
 #include "exec/interpret.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -116,6 +117,7 @@ CUresult run(State& s, const Prepared& p) {
     l.block[i] = p.spec.block[static_cast<std::size_t>(i)];
     l.cluster[i] = p.spec.cluster[static_cast<std::size_t>(i)];
   }
+  l.explicit_cluster = p.spec.explicit_cluster;
   l.dynamic_shared = p.spec.shared_bytes;
   l.params = p.spec.params;
   std::size_t needed = 0;
@@ -194,6 +196,17 @@ Prepared prepare(const Function& f, LaunchSpec spec) {
   p.entry = static_cast<std::uint32_t>(e - p.image->program->functions.data());
   p.globals = f.module->program_globals;
   p.ctx = f.module->ctx;
+  // A kernel compiled with a cluster size runs in clusters of it wherever it is launched from
+  // (a graph's kernel node, a recorded launch) when the grid allows.
+  const KernelDesc& desc = *f.desc;
+  if (spec.cluster == std::array<unsigned, 3>{1, 1, 1} && desc.cluster[0] != 0) {
+    bool divides = true;
+    for (std::size_t i = 0; i < 3; ++i) {
+      divides = divides && desc.cluster[i] != 0 && spec.grid[i] % desc.cluster[i] == 0;
+    }
+    if (divides) std::copy(desc.cluster.begin(), desc.cluster.end(), spec.cluster.begin());
+  }
+  if (desc.cluster[0] != 0 || desc.explicit_cluster) spec.explicit_cluster = true;
   if (!spec.cooperative) {
     const KernelDesc& k = *f.desc;
     const int per_sm = active_blocks_per_sm(

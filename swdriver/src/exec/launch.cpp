@@ -268,6 +268,7 @@ CUresult check_cluster(const LaunchArgs& a, const KernelDesc& k, const FuncSetti
       return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     }
     std::copy(required, required + 3, attrs.cluster);
+    attrs.cluster_given = true;
   } else if (!attrs.cluster_given) {
     if (k.explicit_cluster) return CUDA_ERROR_INVALID_CLUSTER_SIZE;  // a cluster size must be set
     return CUDA_SUCCESS;
@@ -374,6 +375,7 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
     std::copy(a.grid, a.grid + 3, spec.grid.begin());
     std::copy(a.block, a.block + 3, spec.block.begin());
     std::copy(attrs.cluster, attrs.cluster + 3, spec.cluster.begin());
+    spec.explicit_cluster = attrs.cluster_given;
     spec.shared_bytes = a.shared;
     spec.cooperative = cooperative;
     spec.priority = attrs.priority_given ? attrs.priority : q->priority;
@@ -532,6 +534,7 @@ void run_kernel_now(const swcu_launch& launch) noexcept {
     std::copy(launch.grid, launch.grid + 3, spec.grid.begin());
     std::copy(launch.block, launch.block + 3, spec.block.begin());
     std::copy(launch.cluster, launch.cluster + 3, spec.cluster.begin());
+    spec.explicit_cluster = launch.cluster[0] * launch.cluster[1] * launch.cluster[2] > 1;
     spec.shared_bytes = launch.shared_bytes;
     spec.cooperative = launch.cooperative != 0;
     spec.priority = launch.priority;

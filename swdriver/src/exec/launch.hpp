@@ -39,6 +39,8 @@ struct LaunchSpec {
   std::array<unsigned, 3> grid{1, 1, 1};
   std::array<unsigned, 3> block{1, 1, 1};
   std::array<unsigned, 3> cluster{1, 1, 1};
+  /// The cluster size was given (launch attribute or the kernel's .reqnctapercluster)
+  bool explicit_cluster = false;
   unsigned shared_bytes = 0;
   bool cooperative = false;
   int priority = 0;

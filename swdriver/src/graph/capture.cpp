@@ -373,6 +373,7 @@ Captured capture_kernel(State& s, Queue& q, CUfunction f, const swcu_launch& lau
   if (launch.params_size > 0) k.params.assign(launch.params, launch.params + launch.params_size);
   k.from_extra = launch.param_count == 0 && launch.params_size > 0;
   k.cooperative = launch.cooperative != 0;
+  std::copy(launch.cluster, launch.cluster + 3, k.cluster.begin());
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }

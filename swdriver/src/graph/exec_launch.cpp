@@ -122,6 +122,8 @@ bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch&
   spec.block = k.block;
   spec.shared_bytes = k.shared;
   spec.cooperative = k.cooperative;
+  spec.cluster = k.cluster;
+  spec.explicit_cluster = k.cluster[0] * k.cluster[1] * k.cluster[2] > 1;
   spec.priority = v.priority;
   spec.stream = v.stream;
   spec.offsets = k.offsets;

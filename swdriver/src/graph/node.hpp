@@ -36,6 +36,7 @@ struct KernelNode {
   std::vector<unsigned char> params;       ///< the packed argument values
   bool from_extra = false;                 ///< given as one buffer through `extra`
   bool cooperative = false;  ///< captured from a cooperative launch: the grid is co-resident
+  std::array<unsigned, 3> cluster{1, 1, 1};  ///< captured from a launch with a cluster size
   /// What cuGraphKernelNodeGetParams hands out (owned by the node, rebuilt by each query).
   std::vector<void*> param_pointers;
   std::array<void*, 5> extra{};  ///< what the query hands out for `from_extra`

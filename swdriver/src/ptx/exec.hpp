@@ -14,6 +14,9 @@
 //
 // Generic addresses: global memory is the driver's real host memory; shared, local and
 // parameter memory appear in windows above every user-space address (kSharedWindow, ...).
+// Shared addresses are 32-bit: below 1 << 24 (kClusterRankShift) the executing CTA's own
+// memory (.shared::cta); (rank + 1) << 24 | offset the memory of the cluster's CTA `rank`
+// (.shared::cluster, what mapa returns). The generic form adds kSharedWindow to either.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,8 @@ inline constexpr std::uint64_t kLocalWindow = 2ull << 48;   ///< generic local a
 inline constexpr std::uint64_t kParamWindow = 3ull << 48;   ///< generic parameter addresses
 inline constexpr std::uint64_t kFunctionBase = 4ull << 48;  ///< function "addresses"
 inline constexpr std::uint64_t kWindowSize = 1ull << 48;
+/// A .shared::cluster address holds the target CTA's rank + 1 from this bit (0: its own CTA).
+inline constexpr unsigned kClusterRankShift = 24;
 /// In the parameter space: addresses of the kernel's parameters carry this bit.
 inline constexpr std::uint64_t kKernelParamTag = 1ull << 40;
 /// The address of function `index` (mov of a function name, relocations).
@@ -63,7 +68,10 @@ struct Launch {
   std::uint32_t entry = 0;  ///< index into program->functions
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
+  /// The cluster's CTAs (grid divisible by it, at most 16): they are admitted to the resident
+  /// set together and share their shared memory (distributed shared memory).
   unsigned cluster[3] = {1, 1, 1};
+  bool explicit_cluster = false;  ///< %is_explicit_cluster: a cluster size was given
   std::uint32_t dynamic_shared = 0;
   std::vector<unsigned char> params;   ///< packed by the entry's layout
   std::vector<std::uint64_t> globals;  ///< the address of each Program::globals entry

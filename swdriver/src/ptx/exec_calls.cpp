@@ -80,6 +80,7 @@ void Machine::exit_thread(Thread& t) {
   complete_async(t);  // copies in flight still land (exec_async.cpp)
   t.state = TState::exited;
   --cta_->live;
+  cluster_exit(t);
   release_barriers();
 }
 

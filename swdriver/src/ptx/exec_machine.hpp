@@ -57,9 +57,10 @@ struct Frame {
   std::uint32_t rets = 0;  // index into Thread::addrs of the return addresses
 };
 
-/// Where a thread is: running, waiting at a CTA barrier, at a warp collective or in
-/// mbarrier.try_wait for a phase to complete, exited.
-enum class TState : std::uint8_t { run, barrier, sync_wait, mbarrier_wait, exited };
+/// Where a thread is: running, waiting at a CTA barrier, at a warp collective, in
+/// mbarrier.try_wait for a phase to complete or at barrier.cluster.wait (until its cluster's phase
+/// completes), exited.
+enum class TState : std::uint8_t { run, barrier, sync_wait, mbarrier_wait, cluster_wait, exited };
 
 /// One thread of the CTA: its program counter, registers, frames and memory.
 struct Thread {
@@ -86,6 +87,8 @@ struct Thread {
   std::uint32_t polls = 0;
   std::uint64_t poll_addr = 0;
   std::uint64_t poll_value = 0;
+  // barrier.cluster: the cluster's phase this thread arrived in, plus 1 (0: not arrived)
+  std::uint64_t cluster_arrival = 0;
 };
 
 /// One of the CTA's 16 named barriers, with bar.red's running reduction.
@@ -98,11 +101,31 @@ struct Barrier {
   Sub red = Sub::none;
 };
 
+struct Cta;
+
+/// The CTAs of one cluster, admitted to the resident set together, and its barrier
+/// (barrier.cluster). Its CTAs run on any workers: the barrier is under its mutex, and accesses
+/// to a CTA's shared memory are host atomics when the cluster has several CTAs.
+struct Cluster {
+  std::uint64_t linear = 0;                ///< the cluster's index in the grid of clusters
+  unsigned id[3] = {};                     ///< %clusterid
+  std::vector<Cta*> ctas;                  ///< by rank (%cluster_ctarank)
+  std::uint32_t finished = 0;              ///< CTAs whose threads all exited (Grid's lock)
+  std::vector<std::unique_ptr<Cta>> done;  ///< finished CTAs, kept until the whole cluster is
+  std::mutex mutex;                        ///< the barrier's state below
+  std::uint64_t live = 0;                  ///< threads of the cluster that have not exited
+  std::uint64_t arrived = 0;               ///< threads arrived in the current phase
+  std::atomic<std::uint64_t> phase{0};     ///< completed phases of barrier.cluster
+};
+
 /// One resident CTA: its threads, shared memory and barriers. It runs on one worker at a time
 /// (Grid hands it over under its lock).
 struct Cta {
   std::uint64_t linear = 0;  ///< x + nx * (y + ny * z)
   bool started = false;      ///< its threads are set up
+  Cluster* cluster = nullptr;
+  std::uint32_t rank = 0;  ///< %cluster_ctarank
+  unsigned cluster_ctaid[3] = {};
   unsigned ctaid[3] = {};
   std::uint32_t live = 0;   ///< threads that have not exited
   std::uint64_t clock = 0;  ///< instructions executed before its current turn (%clock64)
@@ -145,8 +168,10 @@ class Grid {
   std::uint32_t nthreads = 0;
   std::uint32_t nwarps = 0;
   std::size_t shared_size = 0;
-  std::uint64_t total = 0;     ///< CTAs in the grid
-  std::uint64_t resident = 0;  ///< CTAs started at once
+  std::uint64_t total = 0;            ///< CTAs in the grid
+  std::uint64_t resident = 0;         ///< CTAs started at once (whole clusters)
+  std::uint32_t cluster_size = 1;     ///< CTAs per cluster
+  unsigned nclusters[3] = {1, 1, 1};  ///< %nclusterid
   std::chrono::steady_clock::time_point start;
   std::atomic<bool> stop{false};  ///< a worker faulted: the others stop
 
@@ -167,8 +192,14 @@ class Grid {
   std::condition_variable changed_;
   std::uint64_t next_ = 0;     // the next CTA to start
   std::uint64_t running_ = 0;  // started and not finished
+  // Admits the next cluster: its CTAs, the first one returned, the others queued in ready_.
+  std::unique_ptr<Cta> admit();
+  std::unique_ptr<Cta> spare_cta();
+
   std::deque<std::unique_ptr<Cta>> ready_;
-  std::vector<std::unique_ptr<Cta>> spare_;  // finished, for reuse
+  std::vector<std::unique_ptr<Cta>> spare_;         // finished, for reuse
+  std::vector<std::unique_ptr<Cluster>> clusters_;  // every cluster object (reused)
+  std::vector<Cluster*> spare_clusters_;
   bool failed_ = false;
   Outcome outcome_;
   std::exception_ptr error_;
@@ -220,6 +251,17 @@ class Machine {
     return space == Space::global || space == Space::constant ||
            (space == Space::generic && addr < kSharedWindow);
   }
+  // Whether an access in `space` at `addr` may race with another worker: global memory, and
+  // shared memory when a cluster has several CTAs (distributed shared memory).
+  bool shared_by_workers(Space space, std::uint64_t addr) const {
+    if (is_global(space, addr)) return true;
+    return g_.cluster_size > 1 &&
+           (space == Space::shared || (space == Space::generic && addr >= kSharedWindow &&
+                                       addr < kSharedWindow + kWindowSize));
+  }
+  // The CTA that a (.shared::cluster) shared address belongs to, and the offset in it; faults
+  // for a rank outside the cluster.
+  Cta& shared_owner(std::uint64_t& addr, unsigned size, bool write);
   // The host address of an access of `size` bytes at `addr` in `space`.
   unsigned char* resolve(Thread& t, Space space, std::uint64_t addr, unsigned size, bool write);
 
@@ -331,6 +373,16 @@ class Machine {
   // Releases every barrier whose expected threads have all arrived: the thread count it was
   // given, else every thread of the CTA that has not exited.
   void release_barriers();
+
+  // ------------------------------------------------------------- clusters (exec_cluster.cpp)
+
+  // mapa, getctarank, barrier.cluster.arrive/wait
+  void mapa(Thread& t, const Inst& in);
+  void getctarank(Thread& t, const Inst& in);
+  Step cluster_barrier(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
+                       std::uint32_t pc);
+  // A thread of the cluster exits: it no longer counts for barrier.cluster.
+  void cluster_exit(Thread& t);
 
   // ------------------------------------------------------------- warp collectives (exec_warp.cpp)
 

@@ -98,12 +98,10 @@ unsigned char* Machine::resolve(Thread& t, Space space, std::uint64_t addr, unsi
     case Space::constant:
       if (!in_global(addr, size, write)) bad_address(addr, size, write, "global");
       return reinterpret_cast<unsigned char*>(addr);
-    case Space::shared:
-      if (addr + size > shared_size_ || addr + size < addr) {
-        bad_address(addr, size, write,
-                    ("shared; the CTA has " + std::to_string(shared_size_) + " bytes").c_str());
-      }
-      return cta_->shared.data() + addr;
+    case Space::shared: {
+      Cta& owner = shared_owner(addr, size, write);
+      return owner.shared.data() + addr;
+    }
     case Space::local:
       if (addr + size > t.local.size() || addr + size < addr) {
         bad_address(addr, size, write, "local");
@@ -121,6 +119,27 @@ unsigned char* Machine::resolve(Thread& t, Space space, std::uint64_t addr, unsi
     case Space::reg: break;
   }
   bad_address(addr, size, write, "unknown space");
+}
+
+Cta& Machine::shared_owner(std::uint64_t& addr, unsigned size, bool write) {
+  const std::uint64_t given = addr;
+  Cta* owner = cta_;
+  if (addr >> kClusterRankShift) {  // .shared::cluster: (rank + 1) << 24 | offset
+    const std::uint64_t rank = (addr >> kClusterRankShift) - 1;
+    if (rank >= g_.cluster_size) {
+      bad_address(given, size, write,
+                  ("shared::cluster; CTA rank " + std::to_string(rank) +
+                   " is outside the cluster of " + std::to_string(g_.cluster_size) + " CTAs")
+                      .c_str());
+    }
+    owner = cta_->cluster->ctas[rank];
+    addr &= (1ull << kClusterRankShift) - 1;
+  }
+  if (addr + size > shared_size_ || addr + size < addr) {
+    bad_address(given, size, write,
+                ("shared; the CTA has " + std::to_string(shared_size_) + " bytes").c_str());
+  }
+  return *owner;
 }
 
 unsigned Machine::elem_size(const Inst& in) const {
@@ -175,7 +194,7 @@ void Machine::load(Thread& t, const Inst& in) {
   const std::uint64_t a = address(t, in.ops[1]);
   const unsigned total = es * in.vec;
   const unsigned char* p = resolve(t, in.space, a, total, false);
-  const bool global = is_global(in.space, a);
+  const bool global = shared_by_workers(in.space, a);
   const bool acquire = (in.flags & kAcquire) != 0;
   // Global elements of up to 8 bytes are single host accesses (aligned: resolve checked).
   const auto get = [&](const unsigned char* q, unsigned size) {
@@ -208,7 +227,7 @@ void Machine::store(Thread& t, const Inst& in) {
   const std::uint64_t a = address(t, in.ops[0]);
   const unsigned total = es * in.vec;
   unsigned char* p = resolve(t, in.space, a, total, true);
-  const bool global = is_global(in.space, a);
+  const bool global = shared_by_workers(in.space, a);
   const bool release = (in.flags & kRelease) != 0;
   const auto put = [&](unsigned char* q, unsigned size, std::uint64_t v) {
     if (global && size <= 8) {
@@ -246,8 +265,10 @@ bool Machine::polling(Thread* lanes, std::uint32_t active, const Inst& in) {
 std::size_t Machine::available(Thread& t, std::uint64_t a) {
   if (a >= kLocalWindow && a < kLocalWindow + kWindowSize)
     return t.local.size() - (a - kLocalWindow);
-  if (a >= kSharedWindow && a < kSharedWindow + kWindowSize)
-    return shared_size_ - (a - kSharedWindow);
+  if (a >= kSharedWindow && a < kSharedWindow + kWindowSize) {
+    const std::uint64_t off = (a - kSharedWindow) & ((1ull << kClusterRankShift) - 1);
+    return off < shared_size_ ? shared_size_ - off : 0;
+  }
   if (a >= kParamWindow && a < kParamWindow + kWindowSize) {
     const std::uint64_t off = a - kParamWindow;
     if (off & kKernelParamTag) return l_.params.size() - (off & ~kKernelParamTag);

@@ -10,12 +10,7 @@
 namespace swcu::ptx::detail {
 
 void Machine::start_cta(Cta& c) {
-  std::uint64_t rest = c.linear;
-  c.ctaid[0] = static_cast<unsigned>(rest % l_.grid[0]);
-  rest /= l_.grid[0];
-  c.ctaid[1] = static_cast<unsigned>(rest % l_.grid[1]);
-  c.ctaid[2] = static_cast<unsigned>(rest / l_.grid[1]);
-  c.shared.assign(shared_size_ + 16, 0);
+  // ctaid, cluster and shared memory: set when the Grid admitted it
   c.threads.resize(nthreads_);
   c.bar_of.assign(nthreads_, 0);
   c.slice_used.assign(nwarps_, 0);
@@ -41,6 +36,7 @@ void Machine::start_cta(Cta& c) {
     t.red_reg = UINT32_MAX;
     t.poll_pc = UINT32_MAX;
     t.polls = 0;
+    t.cluster_arrival = 0;
   }
   c.live = nthreads_;
   c.clock = 0;
@@ -106,7 +102,18 @@ Machine::Ran Machine::run_warp(std::uint32_t w) {
   while (steps < kSlice) {
     // The group: running lanes at the lowest pc, with lanes waiting at a collective there.
     std::uint32_t pc = highest ? 0 : UINT32_MAX, group = 0;
+    bool cluster_waiting = false;
     for (std::uint32_t i = 0; i < n; ++i) {
+      if (lanes[i].state == TState::cluster_wait) {  // barrier.cluster.wait: its phase done?
+        if (cta_->cluster->phase.load(std::memory_order_acquire) >= lanes[i].cluster_arrival) {
+          lanes[i].state = TState::run;
+          lanes[i].cluster_arrival = 0;
+          ++lanes[i].pc;
+        } else {
+          cluster_waiting = true;
+          continue;
+        }
+      }
       if (lanes[i].state != TState::run) continue;
       if (highest ? lanes[i].pc > pc : lanes[i].pc < pc) {
         pc = lanes[i].pc;
@@ -115,7 +122,10 @@ Machine::Ran Machine::run_warp(std::uint32_t w) {
         group |= 1u << i;
       }
     }
-    if (group == 0) return any ? Ran::ran : Ran::nothing;
+    if (group == 0) {
+      if (any) return Ran::ran;
+      return cluster_waiting ? Ran::yielded : Ran::nothing;  // the cluster's others run first
+    }
     std::uint32_t other = UINT32_MAX;  // lowest pc of the other running lanes above pc
     for (std::uint32_t i = 0; i < n; ++i) {
       if (lanes[i].state == TState::sync_wait && lanes[i].pc == pc) group |= 1u << i;

@@ -52,21 +52,23 @@ std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
       if (o.imm == 1) return l_.grid_workspace >> 32;
       if (o.imm == 2) return l_.grid_workspace & 0xffffffffu;
       return 0;
-    case SReg::cluster_ctarank: return 0;
-    case SReg::cluster_nctarank: return 1;
-    case SReg::is_explicit_cluster: return 0;
-    case SReg::cluster_ctaid_x:
-    case SReg::cluster_ctaid_y:
-    case SReg::cluster_ctaid_z: return 0;
-    case SReg::cluster_nctaid_x:
-    case SReg::cluster_nctaid_y:
-    case SReg::cluster_nctaid_z: return 1;
-    case SReg::clusterid_x: return cta_->ctaid[0];
-    case SReg::clusterid_y: return cta_->ctaid[1];
-    case SReg::clusterid_z: return cta_->ctaid[2];
-    case SReg::nclusterid_x: return l_.grid[0];
-    case SReg::nclusterid_y: return l_.grid[1];
-    case SReg::nclusterid_z: return l_.grid[2];
+    // clusters (PTX ISA "Special registers"): a launch without a cluster size runs each CTA as
+    // a cluster of one (%is_explicit_cluster 0)
+    case SReg::cluster_ctarank: return cta_->rank;
+    case SReg::cluster_nctarank: return g_.cluster_size;
+    case SReg::is_explicit_cluster: return l_.explicit_cluster ? 1 : 0;
+    case SReg::cluster_ctaid_x: return cta_->cluster_ctaid[0];
+    case SReg::cluster_ctaid_y: return cta_->cluster_ctaid[1];
+    case SReg::cluster_ctaid_z: return cta_->cluster_ctaid[2];
+    case SReg::cluster_nctaid_x: return std::max(l_.cluster[0], 1u);
+    case SReg::cluster_nctaid_y: return std::max(l_.cluster[1], 1u);
+    case SReg::cluster_nctaid_z: return std::max(l_.cluster[2], 1u);
+    case SReg::clusterid_x: return cta_->cluster->id[0];
+    case SReg::clusterid_y: return cta_->cluster->id[1];
+    case SReg::clusterid_z: return cta_->cluster->id[2];
+    case SReg::nclusterid_x: return g_.nclusters[0];
+    case SReg::nclusterid_y: return g_.nclusters[1];
+    case SReg::nclusterid_z: return g_.nclusters[2];
     case SReg::pm: return 0;
   }
   return 0;

@@ -99,8 +99,14 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
         const bool lo = a >= kLocalWindow && a < kLocalWindow + kWindowSize;
         const bool pa = a >= kParamWindow && a < kParamWindow + kWindowSize;
         bool r = false;
+        // .shared::cta: this CTA's memory; .shared::cluster: any CTA's of the cluster
+        const std::uint64_t rank_bits = sh ? (a - kSharedWindow) >> kClusterRankShift : 0;
         switch (in.space) {
-          case Space::shared: r = sh; break;
+          case Space::shared:
+            r = sh &&
+                ((in.flags & kClusterSpace) != 0 ? rank_bits <= g_.cluster_size
+                                                 : rank_bits == 0 || rank_bits - 1 == cta_->rank);
+            break;
           case Space::local: r = lo; break;
           case Space::param: r = pa; break;
           default: r = !sh && !lo && !pa; break;
@@ -207,6 +213,10 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
     case Op::bar_sync:
     case Op::bar_red:
     case Op::bar_arrive: return cta_barrier(lanes, group, active, in, pc);
+    case Op::cluster_arrive:
+    case Op::cluster_wait: return cluster_barrier(lanes, group, active, in, pc);
+    case Op::mapa: each(active, [&](Thread& t) { mapa(t, in); }); break;
+    case Op::getctarank: each(active, [&](Thread& t) { getctarank(t, in); }); break;
     case Op::bar_warp_sync:
     case Op::shfl:
     case Op::vote:

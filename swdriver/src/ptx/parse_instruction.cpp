@@ -98,6 +98,8 @@ constexpr OpName kOps[] = {
     {"activemask", Op::activemask},
     {"elect", Op::elect},
     {"griddepcontrol", Op::griddepcontrol},
+    {"mapa", Op::mapa},
+    {"getctarank", Op::getctarank},
     {"discard", Op::prefetch},
     {"applypriority", Op::prefetch},
     {"createpolicy", Op::unsupported},
@@ -121,8 +123,6 @@ constexpr std::string_view kUnsupported[] = {"tex",
                                              "stackrestore",
                                              "stacksave",
                                              "alloca",
-                                             "getctarank",
-                                             "mapa",
                                              "clusterlaunchcontrol",
                                              "tcgen05",
                                              "istypep",
@@ -131,7 +131,6 @@ constexpr std::string_view kUnsupported[] = {"tex",
                                              "st.async",
                                              "red.async",
                                              "elect.sync",
-                                             "barrier.cluster",
                                              "vabsdiff",
                                              "vadd",
                                              "vsub",
@@ -169,6 +168,7 @@ void Parser::modifiers(Inst& inst, const std::vector<std::string_view>& mods, in
     }
     if (auto s = space_of(m)) {
       inst.space = *s;
+      if (m == ".shared::cluster") inst.flags |= kClusterSpace;
       continue;
     }
     static const std::unordered_map<std::string_view, Round> kRound = {
@@ -377,8 +377,7 @@ void Parser::instruction() {
     const auto has = [&](std::string_view m) {
       return std::find(parts.begin(), parts.end(), m) != parts.end();
     };
-    if ((base == "cvt" && has(".pack")) || (base == "barrier" && has(".cluster")) ||
-        (base == "bar" && has(".cluster")) || has(".shared::cluster") ||
+    if ((base == "cvt" && has(".pack")) || (base == "bar" && has(".cluster")) ||
         (has(".async") && base != "fence") || has(".multimem") ||
         (base == "cvt" && (has(".e4m3x2") || has(".e5m2x2") || has(".e2m1x2")))) {
       unsupported = true;
@@ -394,7 +393,18 @@ void Parser::instruction() {
     unsupported_instruction(inst, std::string(opcode));
     return;
   }
-  if (base == "bar" || base == "barrier") {
+  if (base == "barrier" && std::find(parts.begin(), parts.end(), ".cluster") != parts.end()) {
+    // barrier.cluster.arrive[.release|.relaxed][.aligned], barrier.cluster.wait[.acquire][.aligned]
+    const bool arrive = std::find(parts.begin(), parts.end(), ".arrive") != parts.end();
+    const bool wait = std::find(parts.begin(), parts.end(), ".wait") != parts.end();
+    if (arrive == wait) fail_at(line, "barrier.cluster needs .arrive or .wait");
+    inst.op = arrive ? Op::cluster_arrive : Op::cluster_wait;
+    std::vector<std::string_view> rest;
+    for (std::string_view m : parts) {
+      if (m != ".cluster" && m != ".arrive" && m != ".wait") rest.push_back(m);
+    }
+    parts = std::move(rest);
+  } else if (base == "bar" || base == "barrier") {
     // bar.sync / bar.arrive / bar.red / bar.warp.sync; barrier.sync[.aligned] / .arrive / .red
     const auto has = [&](std::string_view m) {
       return std::find(parts.begin(), parts.end(), m) != parts.end();

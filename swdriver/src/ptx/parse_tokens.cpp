@@ -106,7 +106,8 @@ std::optional<Type> type_of(std::string_view t) {
 
 std::optional<Space> space_of(std::string_view t) {
   if (t == ".global") return Space::global;
-  if (t == ".shared" || t == ".shared::cta") return Space::shared;
+  // .shared::cluster addresses include the CTA's own (.shared::cta) ones: one space (exec.hpp)
+  if (t == ".shared" || t == ".shared::cta" || t == ".shared::cluster") return Space::shared;
   if (t == ".local") return Space::local;
   if (t == ".const") return Space::constant;
   if (t == ".param" || t == ".param::entry" || t == ".param::func") return Space::param;

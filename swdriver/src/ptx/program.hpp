@@ -290,6 +290,10 @@ enum class Op : std::uint16_t {
   mbarrier_wait,             ///< mbarrier.test_wait / try_wait{.parity} p, [mbar], state | parity
   mbarrier_pending_count,    ///< mbarrier.pending_count count, state
   setmaxnreg,                ///< a register-allocation hint: validated when loaded, no effect
+  mapa,                      ///< an address of the same variable in another CTA of the cluster
+  getctarank,                ///< the cluster rank of the CTA a shared address belongs to
+  cluster_arrive,            ///< barrier.cluster.arrive
+  cluster_wait,              ///< barrier.cluster.wait
   nop,
   unsupported,
 };
@@ -341,12 +345,13 @@ enum Flag : std::uint32_t {
   kTo = 1u << 17,       ///< cvta.to
   kReverse = 1u << 18,  ///< bfind.shiftamt
   kVolatile = 1u << 19,
-  kSatFinite = 1u << 20,  ///< .satfinite: overflow gives the largest finite value
-  kVideoAdd = 1u << 21,   ///< video .add: the lanes' results summed into c
-  kRelaxed = 1u << 22,    ///< ld/st/atom/red .relaxed
-  kAcquire = 1u << 23,    ///< .acquire (and .acq_rel)
-  kRelease = 1u << 24,    ///< .release (and .acq_rel)
-  kSeqCst = 1u << 25,     ///< fence.sc
+  kSatFinite = 1u << 20,     ///< .satfinite: overflow gives the largest finite value
+  kVideoAdd = 1u << 21,      ///< video .add: the lanes' results summed into c
+  kRelaxed = 1u << 22,       ///< ld/st/atom/red .relaxed
+  kAcquire = 1u << 23,       ///< .acquire (and .acq_rel)
+  kRelease = 1u << 24,       ///< .release (and .acq_rel)
+  kSeqCst = 1u << 25,        ///< fence.sc
+  kClusterSpace = 1u << 26,  ///< the space was .shared::cluster (isspacep, mapa)
 };
 
 /// Variants of the asynchronous-copy and mbarrier instructions (Inst::mode).

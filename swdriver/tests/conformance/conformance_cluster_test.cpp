@@ -1,0 +1,188 @@
+// Kernel conformance for thread-block clusters (conformance/cluster.cu): cooperative groups'
+// this_cluster() with map_shared_rank (distributed shared memory) and cluster.sync(), launched
+// with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (cuLaunchKernelEx) and with compile-time
+// dimensions (__cluster_dims__, PTX .reqnctapercluster/.explicitcluster), checked against a host
+// reference; and the cluster size limits the driver checks (cuda.h: CU_LAUNCH_ATTRIBUTE_
+// CLUSTER_DIMENSION; a cluster of more than 8 blocks needs
+// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, and 16 is the most on sm_90, else
+// CUDA_ERROR_INVALID_CLUSTER_SIZE). These tests also run with SWCUDA_WORKERS set to 1, 2 and 8
+// (CMakeLists.txt): the blocks of a cluster may run on different workers.
+#include <cstdint>
+#include <vector>
+
+#include "conformance_checks.hpp"
+#include "graph_support.hpp"
+
+namespace {
+
+using conf::Conformance;
+using conf::Dim;
+
+constexpr unsigned kBlock = 64;
+
+// cuLaunchKernelEx with a cluster of `cluster` blocks in x (0: no attribute).
+template <class... A>
+CUresult launch_cluster_on(CUstream stream, CUfunction f, unsigned grid, unsigned cluster,
+                           A... args) {
+  void* params[] = {static_cast<void*>(&args)..., nullptr};
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = cluster;
+  attr.value.clusterDim.y = 1;
+  attr.value.clusterDim.z = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = kBlock;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = kBlock * sizeof(int);
+  config.attrs = cluster != 0 ? &attr : nullptr;
+  config.numAttrs = cluster != 0 ? 1 : 0;
+  config.hStream = stream;
+  return swcu::test::mod().cuLaunchKernelEx(&config, f, params, nullptr);
+}
+
+template <class... A>
+CUresult launch_cluster(CUfunction f, unsigned grid, unsigned cluster, A... args) {
+  return launch_cluster_on(nullptr, f, grid, cluster, args...);
+}
+
+struct ClusterRing : Conformance {
+  unsigned grid = 0;
+  std::vector<int> in;
+  CUdeviceptr din = 0, dout = 0, dsums = 0, dmeta = 0;
+
+  void prepare(unsigned blocks) {
+    grid = blocks;
+    conf::Rng rng(91);
+    in.resize(std::size_t{grid} * kBlock);
+    for (int& x : in) x = rng.range(-1000, 1000);
+    din = upload(in);
+    dout = zeros<int>(in.size(), -1);
+    dsums = zeros<long long>(grid, -1);
+    dmeta = zeros<unsigned>(3 * std::size_t{grid}, 0xffffffffu);
+  }
+
+  // The host reference for clusters of `size` blocks.
+  void check(unsigned size) {
+    std::vector<int> want_out(in.size());
+    std::vector<long long> want_sums(grid, -1);
+    std::vector<unsigned> want_meta(3 * std::size_t{grid});
+    for (unsigned b = 0; b < grid; ++b) {
+      const unsigned cluster = b / size, rank = b % size;
+      const unsigned next = cluster * size + (rank + 1) % size;
+      for (unsigned t = 0; t < kBlock; ++t) want_out[b * kBlock + t] = in[next * kBlock + t];
+      want_meta[3 * b] = rank;
+      want_meta[3 * b + 1] = size;
+      want_meta[3 * b + 2] = rank;
+      if (rank == 0) {
+        long long s = 0;
+        for (unsigned e = cluster * size * kBlock; e < (cluster + 1) * size * kBlock; ++e)
+          s += in[e];
+        want_sums[cluster] = s;
+      }
+    }
+    conf::expect_equal(download<int>(dout, in.size()), want_out, "the next block's tile");
+    conf::expect_equal(download<long long>(dsums, grid), want_sums, "each cluster's sum");
+    conf::expect_equal(download<unsigned>(dmeta, 3 * std::size_t{grid}), want_meta,
+                       "rank, blocks and index in the cluster");
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("conformance.cluster") {
+  TEST_CASE_FIXTURE(ClusterRing,
+                    "conformance.cluster: distributed shared memory with the launch attribute") {
+    const CUfunction f = function(load_ptx("cluster"), "cluster_ring");
+    for (unsigned size : {1u, 2u, 4u, 8u}) {
+      INFO("cluster size ", size);
+      prepare(96);
+      SWCU_TEST_REQUIRE_SUCCESS(launch_cluster(f, grid, size, din, dout, dsums, dmeta));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+      check(size);
+    }
+  }
+
+  TEST_CASE_FIXTURE(ClusterRing,
+                    "conformance.cluster: distributed shared memory with __cluster_dims__") {
+    const CUfunction f = function(load_ptx("cluster"), "cluster_ring_fixed");
+    // more clusters than are resident at once: whole clusters start as others finish
+    int clusters = 0;
+    CUlaunchConfig config{};
+    config.gridDimX = 4;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = kBlock;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = kBlock * sizeof(int);
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::mod().cuOccupancyMaxActiveClusters(&clusters, f, &config));
+    REQUIRE(clusters > 0);
+    prepare(4 * static_cast<unsigned>(clusters) + 4 * 5);
+    void* params[] = {&din, &dout, &dsums, &dmeta};
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(
+        f, grid, 1, 1, kBlock, 1, 1, kBlock * sizeof(int), nullptr, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    check(4);
+    // the attribute may repeat the compile-time size, not change it
+    SWCU_TEST_CHECK_RESULT(launch_cluster(f, grid, 2, din, dout, dsums, dmeta),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  }
+
+  TEST_CASE_FIXTURE(ClusterRing, "conformance.cluster: a cluster too large is refused") {
+    const CUfunction f = function(load_ptx("cluster"), "cluster_ring");
+    prepare(32);
+    // more than the portable 8 blocks without the non-portable opt-in
+    SWCU_TEST_CHECK_RESULT(launch_cluster(f, grid, 16, din, dout, dsums, dmeta),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuFuncSetAttribute(
+        f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+    // 16 with it (the most on sm_90), and the kernel runs as a cluster of 16
+    SWCU_TEST_REQUIRE_SUCCESS(launch_cluster(f, grid, 16, din, dout, dsums, dmeta));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    check(16);
+    SWCU_TEST_CHECK_RESULT(launch_cluster(f, grid, 32, din, dout, dsums, dmeta),
+                           CUDA_ERROR_INVALID_CLUSTER_SIZE);
+  }
+
+  TEST_CASE_FIXTURE(ClusterRing, "conformance.cluster: graphs keep the cluster size") {
+    const CUmodule m = load_ptx("cluster");
+    CUstream stream = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    // a captured launch with the attribute
+    prepare(64);
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::gr().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        launch_cluster_on(stream, function(m, "cluster_ring"), grid, 4, din, dout, dsums, dmeta));
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(stream, &graph));
+    CUgraphExec exec = swcu::test::instantiate(graph);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    check(4);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(graph));
+    // a kernel node of a kernel compiled with __cluster_dims__(4, 1, 1)
+    prepare(32);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphCreate(&graph, 0));
+    void* params[] = {&din, &dout, &dsums, &dmeta};
+    CUDA_KERNEL_NODE_PARAMS p{};
+    p.func = function(m, "cluster_ring_fixed");
+    p.gridDimX = grid;
+    p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = kBlock;
+    p.blockDimY = p.blockDimZ = 1;
+    p.sharedMemBytes = kBlock * sizeof(int);
+    p.kernelParams = params;
+    CUgraphNode node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphAddKernelNode(&node, graph, nullptr, 0, &p));
+    exec = swcu::test::instantiate(graph);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    check(4);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
+  }
+}
