@@ -18,13 +18,6 @@ using ptxt::PtxTest;
 
 const char* const kShared = ".shared .align 16 .b8 sbuf[256];\n.shared .align 8 .b64 bar;\n";
 
-// The 1-based line of the first occurrence of `needle` in `text`.
-int line_of(const std::string& text, const std::string& needle) {
-  const std::size_t at = text.find(needle);
-  REQUIRE(at != std::string::npos);
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-}
-
 struct AsyncFaultTest : PtxTest {
   /// Launches kernel "k" of `body` on one block of `threads` with (out, in) = (p, p); returns what
   /// cuCtxSynchronize returns, with stderr in `err`.
@@ -44,7 +37,7 @@ struct AsyncFaultTest : PtxTest {
   /// The message names the kernel, the PTX line of `needle` and `what`; the context is broken.
   void check(const std::string& needle, const std::string& what, CUresult code) {
     INFO("stderr: ", err);
-    CHECK(err.find("kernel k, PTX line " + std::to_string(line_of(text, needle))) !=
+    CHECK(err.find("kernel k, PTX line " + std::to_string(ptxt::line_of(text, needle))) !=
           std::string::npos);
     CHECK(err.find(what) != std::string::npos);
     SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), code);
@@ -186,18 +179,11 @@ $wait:
     };
     for (const auto& c : cases) {
       const std::string text = ptxt::kernel("  .reg .pred %p;\n" + c[0], kShared);
-      const int line = line_of(text, c[1]);
+      const int line = ptxt::line_of(text, c[1]);
       INFO(c[0], " at line ", line);
-      char log[2048] = {};
-      CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-      void* values[] = {log, reinterpret_cast<void*>(std::uintptr_t{sizeof log})};
-      CUmodule m = nullptr;
-      SWCU_TEST_CHECK_RESULT(
-          swcu::test::mod().cuModuleLoadDataEx(&m, text.c_str(), 2, options, values),
-          CUDA_ERROR_INVALID_PTX);
-      CHECK(m == nullptr);
+      const std::string log = ptxt::refused_ptx_log(text);
       INFO("log: ", log);
-      CHECK(std::string(log).find("line " + std::to_string(line)) != std::string::npos);
+      CHECK(log.find("line " + std::to_string(line)) != std::string::npos);
     }
   }
 }

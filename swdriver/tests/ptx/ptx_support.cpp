@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -96,6 +97,24 @@ CUmodule PtxTest::load_logged(const std::string& module) {
   INFO("JIT error log: ", log);
   SWCU_TEST_REQUIRE_SUCCESS(r);
   return m;
+}
+
+int line_of(const std::string& text, const std::string& needle) {
+  const std::size_t at = text.find(needle);
+  REQUIRE(at != std::string::npos);
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+std::string refused_ptx_log(const std::string& module) {
+  char log[4096] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log, reinterpret_cast<void*>(std::uintptr_t{sizeof log})};
+  CUmodule m = nullptr;
+  SWCU_TEST_CHECK_RESULT(
+      swcu::test::mod().cuModuleLoadDataEx(&m, module.c_str(), 2, options, values),
+      CUDA_ERROR_INVALID_PTX);
+  CHECK(m == nullptr);
+  return log;
 }
 
 CUdeviceptr PtxTest::alloc(std::size_t bytes) {

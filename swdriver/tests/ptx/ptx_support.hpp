@@ -107,4 +107,11 @@ struct PtxTest : swcu::test::ModuleTest {
 
 using StdoutCapture = swcu::test::StdoutCapture;
 
+/// The 1-based line of the first occurrence of `needle` in `text` (REQUIREs that there is one).
+int line_of(const std::string& text, const std::string& needle);
+
+/// Loads `module` with cuModuleLoadDataEx, CHECKs that it is refused with CUDA_ERROR_INVALID_PTX
+/// and no module, and returns the JIT error log.
+std::string refused_ptx_log(const std::string& module);
+
 }  // namespace ptxt
