@@ -28,8 +28,8 @@ extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C,
 // The tiled form of the CUDA samples: a block of 4 warps computes a 32x32 tile of
 // C = alpha * A * B + beta * C (row-major A and C, row-major B), staging 32x16 of A and 16x32 of B
 // in shared memory per step, each warp one 16x16 quarter. Grid (N/32, M/32), block 128.
-extern "C" __global__ void wmma_gemm_tiled(const __half* A, const __half* B, float* C, int M,
-                                           int N, int K, float alpha, float beta) {
+extern "C" __global__ void wmma_gemm_tiled(const __half* A, const __half* B, float* C, int M, int N,
+                                           int K, float alpha, float beta) {
   __shared__ __align__(32) __half sa[32 * 16];
   __shared__ __align__(32) __half sb[16 * 32];
   const int warp = threadIdx.x / 32;
@@ -118,8 +118,8 @@ extern "C" __global__ void wmma_gemm_s8(const signed char* A, const signed char*
 
 // C (M x N, row-major floats) = A (M x K, row-major bfloat16) * B (K x N, row-major bfloat16);
 // 16x16x16 tiles; grid (N/16, M/16), block 32.
-extern "C" __global__ void wmma_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B,
-                                          float* C, int M, int N, int K) {
+extern "C" __global__ void wmma_gemm_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C,
+                                          int M, int N, int K) {
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
   wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;

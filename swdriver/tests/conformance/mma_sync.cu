@@ -132,10 +132,9 @@ extern "C" __global__ void mma_u8s8_gemm(const unsigned char* A, const signed ch
     // a_i: row g, columns 4t + i; b_i: rows 4t + i of column g
     const unsigned a = *reinterpret_cast<const unsigned*>(A + (row + g) * K + k + 4 * t);
     const unsigned b = *reinterpret_cast<const unsigned*>(B + (col + g) * K + k + 4 * t);
-    asm volatile(
-        "mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 {%0, %1}, {%2}, {%3}, {%0, %1};"
-        : "+r"(d[0]), "+r"(d[1])
-        : "r"(a), "r"(b));
+    asm volatile("mma.sync.aligned.m8n8k16.row.col.s32.u8.s8.s32 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+r"(d[0]), "+r"(d[1])
+                 : "r"(a), "r"(b));
   }
   C[(row + g) * N + col + 2 * t] = d[0];
   C[(row + g) * N + col + 2 * t + 1] = d[1];
