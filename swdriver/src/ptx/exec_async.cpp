@@ -1,15 +1,16 @@
 // Asynchronous copies (exec_machine.hpp, exec_async.hpp): cp.async with its zero-fill forms,
 // cp.async.commit_group / wait_group / wait_all, cp.async.mbarrier.arrive{.noinc}, and
-// cp.async.bulk to shared memory (completing through an mbarrier's tx-count) and to global
-// memory (in bulk groups).
+// cp.async.bulk to shared memory (completing through an mbarrier's tx-count; in the issuing CTA,
+// another CTA of its cluster, or with .multicast::cluster several) and to global memory (in
+// bulk groups).
 //
 // Every address is checked when the copy is issued, so a bad one faults on the line of the
 // cp.async. A cp.async (and a bulk copy to global memory) is performed as late as the PTX ISA
 // allows: when a wait_group or wait_all covers its group, when a cp.async.mbarrier.arrive of
 // its thread makes an mbarrier track it, or when its thread exits; a kernel that reads the
 // destination without waiting sees the old bytes, as it may on a GPU. A bulk copy to shared
-// memory is performed when issued, and completes its bytes on the mbarrier then (a phase that
-// expects them completes when its arrivals are in too).
+// memory is performed when issued, and completes its bytes on the destination CTA's mbarrier
+// then (a phase that expects them completes when its arrivals are in too).
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -132,14 +133,30 @@ Machine::Step Machine::async_copy(Thread* lanes, std::uint32_t group, std::uint3
             copies.pending.push_back({dst, src, bytes, bytes, copies.committed});
             break;
           }
-          unsigned char* obj =
-              mbarrier_object(t, Space::shared, address(t, in.ops[3]), "cp.async.bulk");
-          unsigned char* d = resolve(t, Space::shared, dst, bytes, true);
-          if (bytes > 0) {
-            const unsigned char* s = resolve(t, in.space, src, bytes, false);
-            std::memmove(d, s, bytes);
+          const std::uint64_t bar = address(t, in.ops[3]);
+          // one destination CTA (the rank in a .shared::cluster address), or with
+          // .multicast::cluster the same CTA-relative offsets in every CTA of ctaMask
+          const std::uint64_t mask = (in.flags & kMulticast) ? read(t, in.ops[4]) & 0xffff : 0;
+          if ((in.flags & kMulticast) && (mask >> g_.cluster_size) != 0) {
+            fault(Fault::illegal_address, "cp.async.bulk.multicast::cluster with ctaMask " +
+                                              hex(mask) +
+                                              ", which names CTAs outside the cluster of " +
+                                              std::to_string(g_.cluster_size));
           }
-          mbarrier_update(obj, 0, -static_cast<std::int64_t>(bytes));
+          const unsigned char* s = bytes > 0 ? resolve(t, in.space, src, bytes, false) : nullptr;
+          for (std::uint64_t ranks = (in.flags & kMulticast) ? mask : 1; ranks != 0;
+               ranks &= ranks - 1) {
+            std::uint64_t to = dst, at = bar;
+            if (in.flags & kMulticast) {
+              const std::uint64_t rank = static_cast<std::uint64_t>(std::countr_zero(ranks)) + 1;
+              to = (rank << kClusterRankShift) | (dst & ((1ull << kClusterRankShift) - 1));
+              at = (rank << kClusterRankShift) | (bar & ((1ull << kClusterRankShift) - 1));
+            }
+            unsigned char* obj = mbarrier_object(t, Space::shared, at, "cp.async.bulk");
+            unsigned char* d = resolve(t, Space::shared, to, bytes, true);
+            if (bytes > 0) std::memmove(d, s, bytes);
+            mbarrier_update(obj, 0, -static_cast<std::int64_t>(bytes));
+          }
           break;
         }
         default: break;

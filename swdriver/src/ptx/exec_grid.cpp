@@ -76,10 +76,15 @@ std::unique_ptr<Cta> Grid::take() {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (stop.load(std::memory_order_relaxed)) return nullptr;
-    if (next_ < total && running_ + cluster_size <= resident) return admit();
+    if (next_ < total && running_ + cluster_size <= resident) {
+      std::unique_ptr<Cta> c = admit();
+      c->cluster->held.fetch_add(1, std::memory_order_relaxed);
+      return c;
+    }
     if (!ready_.empty()) {
       std::unique_ptr<Cta> c = std::move(ready_.front());
       ready_.pop_front();
+      c->cluster->held.fetch_add(1, std::memory_order_relaxed);
       return c;
     }
     if (running_ == 0) return nullptr;  // every CTA finished
@@ -115,6 +120,8 @@ std::unique_ptr<Cta> Grid::admit() {
   k->live = std::uint64_t{cluster_size} * nthreads;
   k->arrived = 0;
   k->phase.store(0, std::memory_order_relaxed);
+  k->idle_turns.store(0, std::memory_order_relaxed);
+  k->held.store(0, std::memory_order_relaxed);
   std::unique_ptr<Cta> first;
   for (std::uint32_t r = 0; r < cluster_size; ++r) {
     std::unique_ptr<Cta> c = spare_cta();
@@ -148,6 +155,7 @@ std::unique_ptr<Cta> Grid::admit() {
 void Grid::put(std::unique_ptr<Cta> c, bool finished) {
   {
     const std::lock_guard lock(mutex_);
+    c->cluster->held.fetch_sub(1, std::memory_order_relaxed);
     if (finished) {
       // the cluster's slots are free when all its CTAs finished (until then the others may
       // still access this CTA's shared memory)

@@ -89,6 +89,10 @@ struct Thread {
   std::uint64_t poll_value = 0;
   // barrier.cluster: the cluster's phase this thread arrived in, plus 1 (0: not arrived)
   std::uint64_t cluster_arrival = 0;
+  // mbarrier.try_wait (TState::mbarrier_wait): the object, in this CTA's shared memory or
+  // another one's of the cluster, and the parity of the phase waited for
+  const unsigned char* mbarrier_waited = nullptr;
+  std::uint32_t mbarrier_parity = 0;
 };
 
 /// One of the CTA's 16 named barriers, with bar.red's running reduction.
@@ -116,6 +120,12 @@ struct Cluster {
   std::uint64_t live = 0;                  ///< threads of the cluster that have not exited
   std::uint64_t arrived = 0;               ///< threads arrived in the current phase
   std::atomic<std::uint64_t> phase{0};     ///< completed phases of barrier.cluster
+  /// CTAs of the cluster that workers hold now (Grid::take to Grid::put, under the Grid's lock),
+  /// and the turns in a row (each ended while no other CTA of the cluster was held) in which a
+  /// CTA executed nothing: its threads all wait at barrier.cluster.wait or in mbarrier.try_wait,
+  /// which only the cluster's CTAs can release.
+  std::atomic<std::uint32_t> held{0};
+  std::atomic<std::uint32_t> idle_turns{0};
 };
 
 /// One resident CTA: its threads, shared memory and barriers. It runs on one worker at a time
@@ -223,7 +233,10 @@ class Machine {
   void start_cta(Cta& c);
   // Runs rounds of c's warps for up to kTurnSteps instructions; true when c finished.
   bool turn(Cta& c);
-  [[noreturn]] void deadlock();
+  [[noreturn]] void deadlock(const char* whose = "the other threads");
+  // After a turn of c: whether the cluster's CTAs have all waited, executing nothing, for more
+  // turns in a row than it takes each of them to have one (a deadlock across the cluster).
+  static bool cluster_stalled(Cluster& k, bool idle, std::uint32_t cluster_size);
 
   std::uint32_t lanes_of(std::uint32_t w) const {
     const std::uint32_t first = w * 32;
@@ -417,20 +430,22 @@ class Machine {
   // ------------------------------------------------- mbarrier objects (exec_mbarrier.cpp)
 
   // mbarrier.init, inval, arrive (and _drop, .expect_tx, .noComplete), expect_tx, complete_tx,
-  // test_wait and try_wait (a thread whose phase is not complete waits in TState::mbarrier_wait),
-  // pending_count.
+  // test_wait and try_wait (a thread whose phase is not complete waits in TState::mbarrier_wait
+  // until run_warp sees the phase complete), pending_count.
   Step mbarrier(Thread* lanes, std::uint32_t group, std::uint32_t active, const Inst& in,
                 std::uint32_t pc);
   // The bytes of the mbarrier object at `addr` (a shared or generic address; a .shared::cluster
-  // address is the CTA's own, as a CTA is its own cluster), which must be `initialized` (else a
-  // fault); `what` names the instruction in a fault.
+  // address may be in another CTA of the cluster), which must be `initialized` (else a fault);
+  // `what` names the instruction in a fault.
   unsigned char* mbarrier_object(Thread& t, Space space, std::uint64_t addr, const char* what,
                                  bool initialized = true);
   // Adds `tx` to the object's tx-count, then `count` arrivals (arrive_drop: `drop` fewer expected
-  // from now on); completes the phase when no arrival and no transaction is pending, waking the
-  // threads waiting on an mbarrier. Returns the object's value before.
+  // from now on), atomically (other CTAs of the cluster update it too); completes the phase when
+  // no arrival and no transaction is pending. Returns the object's value before.
   std::uint64_t mbarrier_update(unsigned char* obj, std::uint32_t count, std::int64_t tx,
                                 std::uint32_t drop = 0, bool no_complete = false);
+  // Whether the phase of `parity` of the object at `obj` is complete (a waiting thread resumes).
+  static bool mbarrier_phase_done(const unsigned char* obj, std::uint32_t parity);
 
   Grid& g_;
   Launch& l_;

@@ -47,15 +47,31 @@ std::uint64_t encode(const Mbarrier& b) {
          b.pending;
 }
 
+// An mbarrier object is 8-byte aligned (resolve() checks it). The CTAs of a cluster update each
+// other's objects from any worker, so every access is a host atomic: an update completing a
+// phase releases what the arriving threads wrote, and a wait that sees the phase complete
+// acquires it (PTX ISA: mbarrier.arrive has .release and mbarrier.try_wait .acquire semantics).
 std::uint64_t load64(const unsigned char* p) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, p, 8);
-  return v;
+  return __atomic_load_n(reinterpret_cast<const std::uint64_t*>(p), __ATOMIC_ACQUIRE);
 }
 
-void store64(unsigned char* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
+void store64(unsigned char* p, std::uint64_t v) {
+  __atomic_store_n(reinterpret_cast<std::uint64_t*>(p), v, __ATOMIC_RELEASE);
+}
+
+bool replace64(unsigned char* p, std::uint64_t& expected, std::uint64_t v) {
+  return __atomic_compare_exchange_n(reinterpret_cast<std::uint64_t*>(p), &expected, v, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 
 }  // namespace
+
+// True also when the object was invalidated or overwritten: the waiting thread then runs its
+// try_wait again, which reports it.
+bool Machine::mbarrier_phase_done(const unsigned char* obj, std::uint32_t parity) {
+  const std::uint64_t v = load64(obj);
+  return tag_of(v) != kObjectTag || decode(v).parity != parity;
+}
 
 unsigned char* Machine::mbarrier_object(Thread& t, Space space, std::uint64_t addr,
                                         const char* what, bool initialized) {
@@ -83,43 +99,42 @@ unsigned char* Machine::mbarrier_object(Thread& t, Space space, std::uint64_t ad
 
 std::uint64_t Machine::mbarrier_update(unsigned char* obj, std::uint32_t count, std::int64_t tx,
                                        std::uint32_t drop, bool no_complete) {
-  const std::uint64_t before = load64(obj);
-  Mbarrier b = decode(before);
-  b.tx += tx;
-  if (b.tx > kMaxCount || b.tx < -static_cast<std::int64_t>(kMaxCount)) {
-    fault(Fault::illegal_instruction,
-          "the mbarrier's tx-count would be " + std::to_string(b.tx) +
-              ", outside -(2^20-1)..2^20-1 (undefined behaviour in the PTX ISA)");
-  }
-  if (drop > b.expected) {
-    fault(Fault::illegal_instruction, "mbarrier.arrive_drop of " + std::to_string(drop) +
-                                          " with only " + std::to_string(b.expected) +
-                                          " arrivals expected per phase");
-  }
-  b.expected -= drop;
-  if (count > b.pending) {
-    fault(Fault::illegal_instruction,
-          "an arrive-on of " + std::to_string(count) + " on an mbarrier with " +
-              std::to_string(b.pending) +
-              " arrivals pending in its current phase: more arrivals than mbarrier.init expected "
-              "(undefined behaviour in the PTX ISA)");
-  }
-  b.pending -= count;
-  if (b.pending == 0 && b.tx == 0) {
-    if (no_complete) {
+  std::uint64_t before = load64(obj);
+  for (;;) {  // until no other CTA of the cluster changed the object meanwhile
+    Mbarrier b = decode(before);
+    b.tx += tx;
+    if (b.tx > kMaxCount || b.tx < -static_cast<std::int64_t>(kMaxCount)) {
       fault(Fault::illegal_instruction,
-            "mbarrier.arrive.noComplete completed the current phase (undefined behaviour in the "
-            "PTX ISA)");
+            "the mbarrier's tx-count would be " + std::to_string(b.tx) +
+                ", outside -(2^20-1)..2^20-1 (undefined behaviour in the PTX ISA)");
     }
-    b.parity ^= 1;
-    b.pending = b.expected;
-    // The phase is complete: every thread suspended in mbarrier.try_wait tries again.
-    for (std::uint32_t i = 0; i < nthreads_; ++i) {
-      if (threads_[i].state == TState::mbarrier_wait) threads_[i].state = TState::run;
+    if (drop > b.expected) {
+      fault(Fault::illegal_instruction, "mbarrier.arrive_drop of " + std::to_string(drop) +
+                                            " with only " + std::to_string(b.expected) +
+                                            " arrivals expected per phase");
     }
+    b.expected -= drop;
+    if (count > b.pending) {
+      fault(Fault::illegal_instruction,
+            "an arrive-on of " + std::to_string(count) + " on an mbarrier with " +
+                std::to_string(b.pending) +
+                " arrivals pending in its current phase: more arrivals than mbarrier.init "
+                "expected (undefined behaviour in the PTX ISA)");
+    }
+    b.pending -= count;
+    if (b.pending == 0 && b.tx == 0) {
+      if (no_complete) {
+        fault(Fault::illegal_instruction,
+              "mbarrier.arrive.noComplete completed the current phase (undefined behaviour in "
+              "the PTX ISA)");
+      }
+      // The phase is complete: the threads suspended in mbarrier.try_wait for it see the new
+      // parity when their warp is next scheduled (run_warp), on whichever worker runs it.
+      b.parity ^= 1;
+      b.pending = b.expected;
+    }
+    if (replace64(obj, before, encode(b))) return before;
   }
-  store64(obj, encode(b));
-  return before;
 }
 
 Machine::Step Machine::mbarrier(Thread* lanes, std::uint32_t group, std::uint32_t active,
@@ -198,9 +213,11 @@ Machine::Step Machine::mbarrier(Thread* lanes, std::uint32_t group, std::uint32_
             parity = (v >> 61) & 1;
           }
           // The phase with this parity is complete once the object has moved past it.
-          const bool complete = decode(load64(obj)).parity != parity;
+          const bool complete = mbarrier_phase_done(obj, static_cast<std::uint32_t>(parity));
           if (!complete && (in.mode & kTryWait)) {
-            wait_here = true;  // suspended until a phase completes
+            wait_here = true;  // suspended until the phase completes
+            t.mbarrier_waited = obj;
+            t.mbarrier_parity = static_cast<std::uint32_t>(parity);
           } else {
             write(t, in.ops[0], complete ? 1 : 0);
             incomplete = incomplete || !complete;

@@ -66,26 +66,42 @@ bool Machine::turn(Cta& c) {
     if (!ran && !yielded) deadlock();
     if (!ran) break;
   }
+  const bool idle = !finished && instructions_ == turn_start_;
+  if (cluster_stalled(*c.cluster, idle, g_.cluster_size)) {
+    deadlock("the other threads of the cluster");
+  }
   c.clock += instructions_ - turn_start_;
   cta_ = nullptr;
   return finished;
 }
 
-[[noreturn]] void Machine::deadlock() {
+bool Machine::cluster_stalled(Cluster& k, bool idle, std::uint32_t cluster_size) {
+  if (!idle) {
+    k.idle_turns.store(0, std::memory_order_relaxed);
+    return false;
+  }
+  // Counted only while no other CTA of the cluster is held by a worker (one that is may be
+  // about to release this one). The Grid hands out waiting CTAs in order, so between two turns
+  // of this one every other waiting CTA of the cluster has had a turn.
+  if (k.held.load(std::memory_order_relaxed) != 1) return false;
+  return k.idle_turns.fetch_add(1, std::memory_order_relaxed) + 1 > 4 * cluster_size + 16;
+}
+
+[[noreturn]] void Machine::deadlock(const char* whose) {
   std::string where;
   for (std::uint32_t i = 0; i < nthreads_; ++i) {
     const Thread& t = threads_[i];
     if (t.state == TState::exited) continue;
     where = std::string(t.state == TState::barrier         ? "at a CTA barrier"
                         : t.state == TState::mbarrier_wait ? "in mbarrier.try_wait for a phase"
+                        : t.state == TState::cluster_wait  ? "at barrier.cluster.wait"
                                                            : "at a warp collective") +
             " on PTX line " + std::to_string(p_.code[t.pc].line);
     cur_ = &threads_[i];
     break;
   }
-  fault(Fault::deadlock, "barrier deadlock: threads wait " + where +
-                             " that the other threads can never reach (they exited or wait "
-                             "elsewhere)");
+  fault(Fault::deadlock, "barrier deadlock: threads wait " + where + " that " + whose +
+                             " can never reach (they exited or wait elsewhere)");
 }
 
 // Runs warp w for up to a slice: whether it executed anything, and whether it yielded.
@@ -111,6 +127,15 @@ Machine::Ran Machine::run_warp(std::uint32_t w) {
           ++lanes[i].pc;
         } else {
           cluster_waiting = true;
+          continue;
+        }
+      } else if (lanes[i].state == TState::mbarrier_wait) {
+        // mbarrier.try_wait: runs again once its phase completed (by this CTA, or by another
+        // CTA of the cluster: a remote arrive or a bulk copy into this CTA)
+        if (mbarrier_phase_done(lanes[i].mbarrier_waited, lanes[i].mbarrier_parity)) {
+          lanes[i].state = TState::run;
+        } else {
+          cluster_waiting = cluster_waiting || g_.cluster_size > 1;
           continue;
         }
       }

@@ -1,9 +1,10 @@
 // Asynchronous copies, mbarrier objects and setmaxnreg (parser.hpp): cp.async and its groups,
 // cp.async.mbarrier.arrive, cp.async.bulk (to shared memory completing through an mbarrier, to
-// global memory in bulk groups, prefetch), every mbarrier.* instruction, setmaxnreg, and the
-// proxy qualifiers of fence. Each form is checked here as the PTX ISA 9.0 writes it, so a
-// malformed one fails to load with its line; the forms the interpreter does not run (tensor
-// and multicast copies, cp.reduce.async.bulk) are left to the caller as unsupported.
+// global memory in bulk groups, prefetch; to shared memory of other CTAs of the cluster, and
+// multicast), every mbarrier.* instruction, setmaxnreg, and the proxy qualifiers of fence. Each
+// form is checked here as the PTX ISA 9.0 writes it, so a malformed one fails to load with its
+// line; the forms the interpreter does not run (tensor copies, byte masks,
+// cp.reduce.async.bulk) are left to the caller as unsupported.
 #include <algorithm>
 #include <string>
 
@@ -231,9 +232,10 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
   // base == "cp"
   if (!mods.take(".async")) return false;  // cp.reduce.async.bulk and the like
   if (mods.take(".bulk")) {
-    if (mods.has(".tensor") || mods.has(".multicast::cluster") || mods.has(".cp_mask")) {
-      return false;  // tensor maps, multicast to several CTAs, byte masks (sm_100)
+    if (mods.has(".tensor") || mods.has(".cp_mask")) {
+      return false;  // tensor maps, byte masks (sm_100)
     }
+    const bool multicast = mods.take(".multicast::cluster");
     if (mods.take(".commit_group")) {
       done_mods();
       inst.op = Op::cp_async_bulk_commit;
@@ -275,6 +277,7 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
     if (dst == ".global" && src == ".shared::cta") {
       // cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size {, policy}
       if (!mods.take(".bulk_group")) bad("a copy to global memory needs .bulk_group");
+      if (multicast) bad(".multicast::cluster copies from .global to .shared::cluster");
       inst.mode |= kBulkToGlobal;
       inst.space = Space::shared;
       done_mods();
@@ -288,12 +291,22 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
         bad("a copy to shared memory needs .mbarrier::complete_tx::bytes");
       }
       if (src != ".global" && hint) bad(".L2::cache_hint needs a global source");
+      if (multicast && (src != ".global" || dst != ".shared::cluster")) {
+        bad(".multicast::cluster copies from .global to .shared::cluster");
+      }
       inst.space = src == ".global" ? Space::global : Space::shared;
       done_mods();
-      operands({Type::b64, Type::b64, Type::u32, Type::b64, Type::b64});
-      need(hint ? 5 : 4);
-      if (inst.nops != (hint ? 5 : 4)) bad("too many operands");
+      // ... [dst], [src], size, [mbar] {, ctaMask (.multicast::cluster)} {, cache-policy}
+      const unsigned count = 4 + (multicast ? 1 : 0) + (hint ? 1 : 0);
+      operands({Type::b64, Type::b64, Type::u32, Type::b64, multicast ? Type::u16 : Type::b64,
+                Type::b64});
+      need(count);
+      if (inst.nops != count) bad("too many operands");
       need_addr(3);
+      if (multicast) {
+        need_value(4);
+        inst.flags |= kMulticast;
+      }
     } else {
       bad("no such copy direction");
     }

@@ -352,6 +352,7 @@ enum Flag : std::uint32_t {
   kRelease = 1u << 24,       ///< .release (and .acq_rel)
   kSeqCst = 1u << 25,        ///< fence.sc
   kClusterSpace = 1u << 26,  ///< the space was .shared::cluster (isspacep, mapa)
+  kMulticast = 1u << 27,     ///< cp.async.bulk .multicast::cluster: ops[4] is the CTA mask
 };
 
 /// Variants of the asynchronous-copy and mbarrier instructions (Inst::mode).

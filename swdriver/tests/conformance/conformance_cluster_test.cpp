@@ -185,4 +185,41 @@ TEST_SUITE("conformance.cluster") {
     SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(graph));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
   }
+
+  TEST_CASE_FIXTURE(Conformance,
+                    "conformance.cluster: bulk copies and mbarrier arrivals between the blocks") {
+    // cp.async.bulk into another block's shared memory (from global memory, and from the
+    // issuing block's shared memory), the multicast form, and mbarrier.arrive.shared::cluster
+    // on a remote barrier: each completes the destination block's mbarrier (PTX ISA
+    // "cp.async.bulk", "mbarrier.arrive"), whose owner waits for it with try_wait.parity.
+    const CUfunction f = function(load_ptx("cluster"), "cluster_bulk_exchange");
+    constexpr unsigned kWords = 64, kGrid = 16;
+    for (unsigned size : {1u, 2u, 4u, 8u}) {
+      INFO("cluster size ", size);
+      conf::Rng rng(17 + size);
+      std::vector<int> in(std::size_t{4} * kWords * kGrid);
+      for (int& x : in) x = rng.range(-100000, 100000);
+      const CUdeviceptr din = upload(in);
+      const CUdeviceptr dout = zeros<int>(in.size(), -1);
+      SWCU_TEST_REQUIRE_SUCCESS(launch_cluster(f, kGrid, size, din, dout));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+      std::vector<int> want(in.size(), -1);
+      for (unsigned b = 0; b < kGrid; ++b) {
+        const unsigned first = b / size * size, rank = b % size;
+        const unsigned next = first + (rank + 1) % size, after = first + (rank + 2) % size;
+        int* mine = &want[std::size_t{4} * kWords * b];
+        for (unsigned i = 0; i < kWords; ++i) {
+          mine[i] = in[std::size_t{4} * kWords * next + i];
+          mine[kWords + i] = in[std::size_t{4} * kWords * after + i];
+          mine[2 * kWords + i] = in[std::size_t{4} * kWords * first + kWords + i];
+        }
+        if (rank == 0) {
+          for (unsigned r = 0; r < size; ++r)
+            mine[3 * kWords + r] = static_cast<int>(1000 * r + first + r);
+        }
+      }
+      conf::expect_equal(download<int>(dout, in.size()), want,
+                         "tiles received, forwarded, multicast and posted");
+    }
+  }
 }
