@@ -168,4 +168,20 @@ Machine::Step Machine::async_copy(Thread* lanes, std::uint32_t group, std::uint3
   return Step::next;
 }
 
+// st.async / red.async, once the store or reduction is done: its bytes complete on the mbarrier,
+// which the PTX ISA requires to be in the same CTA as the destination.
+void Machine::complete_remote_store(Thread& t, const Inst& in) {
+  const std::uint64_t dst = address(t, in.ops[0]);
+  const std::uint64_t bar = address(t, in.ops[2]);
+  const char* what = in.op == Op::st_async ? "st.async" : "red.async";
+  if ((dst >> kClusterRankShift) != (bar >> kClusterRankShift)) {
+    fault(Fault::illegal_address, std::string(what) + " to " + hex(dst) +
+                                      " completing on the mbarrier at " + hex(bar) +
+                                      ", which is in another CTA's shared memory (the PTX ISA "
+                                      "requires the destination's CTA)");
+  }
+  unsigned char* obj = mbarrier_object(t, Space::shared, bar, what);
+  mbarrier_update(obj, 0, -static_cast<std::int64_t>(elem_size(in) * in.vec));
+}
+
 }  // namespace swcu::ptx::detail

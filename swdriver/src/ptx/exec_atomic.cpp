@@ -48,13 +48,13 @@ std::uint64_t rmw(unsigned char* p, Sub sub, std::uint64_t b, std::uint64_t c, b
 }  // namespace
 
 void Machine::atomic(Thread& t, const Inst& in) {
-  const bool is_red = in.op == Op::red;
+  const bool is_red = in.op != Op::atom;  // red, red.async
   const Operand& ao = in.ops[is_red ? 0 : 1];
   const unsigned es = elem_size(in);
   const std::uint64_t a = address(t, ao);
   unsigned char* p = resolve(t, in.space, a, es, true);
   const std::uint64_t b = read(t, in.ops[is_red ? 1 : 2]);
-  const std::uint64_t c = in.nops > (is_red ? 2 : 3) ? read(t, in.ops[is_red ? 2 : 3]) : 0;
+  const std::uint64_t c = !is_red && in.nops > 3 ? read(t, in.ops[3]) : 0;  // atom.cas
   const Type ty = in.type;
   const std::uint64_t m = es >= 8 ? ~0ull : (1ull << (8 * es)) - 1;
   Inst alu;  // the floating-point operation of add, min and max

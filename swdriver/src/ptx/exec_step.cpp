@@ -129,6 +129,17 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
       break;
     case Op::st: each(active, [&](Thread& t) { store(t, in); }); break;
     case Op::red: each(active, [&](Thread& t) { atomic(t, in); }); break;
+    case Op::st_async:
+    case Op::red_async:
+      each(active, [&](Thread& t) {
+        if (in.op == Op::st_async) {
+          store(t, in);
+        } else {
+          atomic(t, in);
+        }
+        complete_remote_store(t, in);
+      });
+      break;
     case Op::fence:
     case Op::membar:
       if (active != 0) fence(in);

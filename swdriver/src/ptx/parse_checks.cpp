@@ -43,12 +43,14 @@ void Parser::check_predicates(const Inst& inst, int line) const {
 void Parser::check(const Inst& inst, int line) {
   const bool typed = is_alu(inst.op) || inst.op == Op::mov || inst.op == Op::ld ||
                      inst.op == Op::ldu || inst.op == Op::st || inst.op == Op::atom ||
-                     inst.op == Op::red || inst.op == Op::cvta || inst.op == Op::shfl ||
-                     inst.op == Op::redux || inst.op == Op::match || inst.op == Op::isspacep;
+                     inst.op == Op::red || inst.op == Op::st_async || inst.op == Op::red_async ||
+                     inst.op == Op::cvta || inst.op == Op::shfl || inst.op == Op::redux ||
+                     inst.op == Op::match || inst.op == Op::isspacep;
   if (typed && inst.type == Type::none && inst.op != Op::isspacep) {
     fail_at(line, "the instruction needs a type (such as .b32)");
   }
-  const bool writes = typed && inst.op != Op::st && inst.op != Op::red;
+  const bool writes = typed && inst.op != Op::st && inst.op != Op::red && inst.op != Op::st_async &&
+                      inst.op != Op::red_async;
   if (writes && inst.nops > 0) {
     const Operand::Kind k = inst.ops[0].kind;
     if (k != Operand::Kind::reg && k != Operand::Kind::sink && k != Operand::Kind::vec) {
@@ -117,6 +119,15 @@ void Parser::check(const Inst& inst, int line) {
     case Op::st:
       need(2);
       if (inst.ops[0].kind != Operand::Kind::addr) fail_at(line, "st needs an address");
+      break;
+    case Op::st_async:
+    case Op::red_async:
+      need(3);
+      if (inst.nops != 3) fail_at(line, "too many operands");
+      if (inst.ops[0].kind != Operand::Kind::addr || inst.ops[2].kind != Operand::Kind::addr) {
+        fail_at(line, "needs [address], value, [mbarrier]");
+      }
+      if (inst.op == Op::red_async && inst.sub == Sub::none) fail_at(line, "needs an operation");
       break;
     case Op::bra:
       need(1);

@@ -128,8 +128,6 @@ constexpr std::string_view kUnsupported[] = {"tex",
                                              "istypep",
                                              "cvt.pack",
                                              "ld.global.nc.L2",
-                                             "st.async",
-                                             "red.async",
                                              "elect.sync",
                                              "vabsdiff",
                                              "vadd",
@@ -372,6 +370,10 @@ void Parser::instruction() {
   }
   bool unsupported = found == nullptr || found->op == Op::unsupported;
   if (!unsupported) inst.op = found->op;
+  if ((base == "st" || base == "red") &&
+      std::find(parts.begin(), parts.end(), ".async") != parts.end()) {
+    async_store(inst, base, parts, line);
+  }
   // Forms that stay unsupported for now.
   if (!unsupported) {
     const auto has = [&](std::string_view m) {
@@ -465,6 +467,31 @@ void Parser::instruction() {
   expect(";");
   check(inst, line);
   p_->code.push_back(inst);
+}
+
+// st.async{.weak}{.cluster}.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b,
+// [mbar] red.async{.relaxed}{.cluster}.shared::cluster.mbarrier::complete_tx::bytes.op.type [a], b,
+// [mbar] (PTX ISA 8.1, sm_90): a store or reduction into the shared memory of a CTA of the cluster
+// that completes its bytes on an mbarrier of that CTA. The qualifiers particular to it are taken
+// here; the space, vector, operation and type are those of st and red.
+void Parser::async_store(Inst& inst, std::string_view base, std::vector<std::string_view>& parts,
+                         int line) {
+  const auto take = [&](std::string_view m) {
+    const auto it = std::find(parts.begin(), parts.end(), m);
+    if (it == parts.end()) return false;
+    parts.erase(it);
+    return true;
+  };
+  take(".async");
+  if (!take(".mbarrier::complete_tx::bytes")) {
+    fail_at(line, std::string(base) + ".async needs .mbarrier::complete_tx::bytes");
+  }
+  if (std::find(parts.begin(), parts.end(), ".shared::cluster") == parts.end()) {
+    fail_at(line, std::string(base) + ".async needs .shared::cluster");
+  }
+  take(base == "st" ? ".weak" : ".relaxed");
+  take(".cluster");
+  inst.op = base == "st" ? Op::st_async : Op::red_async;
 }
 
 // call[.uni] [(ret,...),] target, [(args...)] [, proto];

@@ -164,6 +164,9 @@ class Parser {
   void instruction();
   // call[.uni] [(ret,...),] target, [(args...)] [, proto];
   // ops[0]: target (sym function or reg); ops[1]: vec of return symbols; ops[2]: vec of args.
+  // st.async / red.async: their particular qualifiers (parse_instruction.cpp).
+  void async_store(Inst& inst, std::string_view base, std::vector<std::string_view>& parts,
+                   int line);
   void call_operands(Inst& inst, int line);
   // A valid instruction the interpreter does not run, named `name` (a launch that can reach it
   // fails); skips its operands.

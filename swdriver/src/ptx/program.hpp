@@ -247,6 +247,8 @@ enum class Op : std::uint16_t {
   prefetch,
   atom,
   red,
+  st_async,   ///< st.async: st, then complete_tx of its bytes on ops[2]'s mbarrier
+  red_async,  ///< red.async: red, then complete_tx of its bytes on ops[2]'s mbarrier
   fence,
   membar,
   // control

@@ -4,6 +4,8 @@
 // (__cluster_dims__).
 #include <cooperative_groups.h>
 
+#include <cuda/ptx>
+
 namespace cg = cooperative_groups;
 
 // Each block loads its tile of `in` into shared memory; after cluster.sync() each thread reads
@@ -156,4 +158,49 @@ extern "C" __global__ void cluster_bulk_exchange(const int* in, int* out) {
     if (threadIdx.x < size) mine[3 * kWords + threadIdx.x] = posted[threadIdx.x];
   }
   cluster.sync();  // no CTA leaves while another may still reach its shared memory
+}
+
+// Asynchronous stores and reductions into rank 0's shared memory (cuda::ptx::st_async and
+// red_async: st.async / red.async .shared::cluster completing bytes on rank 0's mbarrier). Each
+// thread stores its two input ints (a .v2 store) and adds and maxes into rank 0's counters;
+// rank 0 waits for every byte, then writes the gathered ints over `out` (the cluster's part) and
+// totals[2 * cluster] = the sum of (u32)(v0 + v1), totals[2 * cluster + 1] = the max of (u32)v0.
+extern "C" __global__ void cluster_async_stores(const int* in, int* out, unsigned* totals) {
+  constexpr unsigned kMaxThreads = 16 * 64;  // a cluster of at most 16 blocks of 64 threads
+  __shared__ alignas(16) int gathered[2 * kMaxThreads];
+  __shared__ unsigned sum, largest;
+  __shared__ unsigned long long bar;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank(), size = cluster.num_blocks();
+  if (rank == 0 && threadIdx.x == 0) {
+    sum = 0;
+    largest = 0;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(&bar)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cluster.sync();
+  if (rank == 0 && threadIdx.x == 0) {
+    expect_bytes(&bar, size * blockDim.x * (2 * sizeof(int) + 2 * sizeof(unsigned)));
+  }
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v[2] = {in[2 * i], in[2 * i + 1]};
+  auto* bar0 = reinterpret_cast<cuda::std::uint64_t*>(cluster.map_shared_rank(&bar, 0));
+  cuda::ptx::st_async(cluster.map_shared_rank(&gathered[2 * (rank * blockDim.x + threadIdx.x)], 0),
+                      v, bar0);
+  cuda::ptx::red_async(cuda::ptx::op_add, cluster.map_shared_rank(&sum, 0),
+                       static_cast<unsigned>(v[0] + v[1]), bar0);
+  cuda::ptx::red_async(cuda::ptx::op_max, cluster.map_shared_rank(&largest, 0),
+                       static_cast<unsigned>(v[0]), bar0);
+  if (rank == 0) {
+    wait_parity(&bar, 0);
+    const unsigned first = blockIdx.x * 2 * blockDim.x;
+    for (unsigned k = threadIdx.x; k < 2 * size * blockDim.x; k += blockDim.x) {
+      out[first + k] = gathered[k];
+    }
+    if (threadIdx.x == 0) {
+      totals[2 * (blockIdx.x / size)] = sum;
+      totals[2 * (blockIdx.x / size) + 1] = largest;
+    }
+  }
+  cluster.sync();
 }

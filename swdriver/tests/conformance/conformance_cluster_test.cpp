@@ -7,6 +7,7 @@
 // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, and 16 is the most on sm_90, else
 // CUDA_ERROR_INVALID_CLUSTER_SIZE). These tests also run with SWCUDA_WORKERS set to 1, 2 and 8
 // (CMakeLists.txt): the blocks of a cluster may run on different workers.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -220,6 +221,39 @@ TEST_SUITE("conformance.cluster") {
       }
       conf::expect_equal(download<int>(dout, in.size()), want,
                          "tiles received, forwarded, multicast and posted");
+    }
+  }
+
+  TEST_CASE_FIXTURE(Conformance, "conformance.cluster: st.async and red.async into another block") {
+    // cuda::ptx::st_async / red_async (PTX ISA "st.async", "red.async"): stores and reductions
+    // into rank 0's shared memory, each completing its bytes on rank 0's mbarrier.
+    const CUfunction f = function(load_ptx("cluster"), "cluster_async_stores");
+    constexpr unsigned kGrid = 16;
+    for (unsigned size : {1u, 2u, 4u, 8u, 16u}) {
+      INFO("cluster size ", size);
+      if (size == 16) {
+        SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuFuncSetAttribute(
+            f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+      }
+      conf::Rng rng(5 + size);
+      std::vector<int> in(std::size_t{2} * kBlock * kGrid);
+      for (int& x : in) x = rng.range(-1000000, 1000000);
+      const CUdeviceptr din = upload(in);
+      const CUdeviceptr dout = zeros<int>(in.size(), -1);
+      const CUdeviceptr dtotals = zeros<unsigned>(2 * (kGrid / size), 0);
+      SWCU_TEST_REQUIRE_SUCCESS(launch_cluster(f, kGrid, size, din, dout, dtotals));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+      std::vector<unsigned> want_totals(2 * (kGrid / size), 0);
+      for (unsigned t = 0; t < kGrid * kBlock; ++t) {
+        const unsigned cluster = t / (size * kBlock);
+        want_totals[2 * cluster] +=
+            static_cast<unsigned>(in[2 * t]) + static_cast<unsigned>(in[2 * t + 1]);
+        want_totals[2 * cluster + 1] =
+            std::max(want_totals[2 * cluster + 1], static_cast<unsigned>(in[2 * t]));
+      }
+      conf::expect_equal(download<int>(dout, in.size()), in, "the gathered stores");
+      conf::expect_equal(download<unsigned>(dtotals, want_totals.size()), want_totals,
+                         "each cluster's sum and maximum");
     }
   }
 }

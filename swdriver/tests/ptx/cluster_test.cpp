@@ -467,4 +467,36 @@ WAIT:
     CHECK(err.find("barrier deadlock: threads wait ") != std::string::npos);
     CHECK(err.find("that the other threads of the cluster can never reach") != std::string::npos);
   }
+
+  TEST_CASE_FIXTURE(ClusterTest,
+                    "ptx.cluster: st.async completing on another block's mbarrier faults") {
+    // the PTX ISA requires the mbarrier in the destination's CTA; we report it at the store
+    expect_fault = true;
+    const std::string body = R"(
+  .shared .align 4 .b32 s[1];
+  .shared .align 8 .b64 bar;
+  .reg .b32 %a, %b, %v;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+  mov.u32 %a, s;
+  mov.u32 %b, bar;
+  mapa.shared::cluster.u32 %a, %a, 1;
+  mov.u32 %v, 7;
+  st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%a], %v, [%b];
+)";
+    run_ex(ptxt::kernel(body), 1, Dim3{2, 1, 1}, Dim3{1, 1, 1}, Dim3{2, 1, 1});
+    SWCU_TEST_CHECK_RESULT(status, CUDA_ERROR_ILLEGAL_ADDRESS);
+    INFO("stderr: ", err);
+    CHECK(err.find("which is in another CTA's shared memory") != std::string::npos);
+  }
+
+  TEST_CASE_FIXTURE(ClusterTest, "ptx.cluster: st.async needs its completion mechanism") {
+    const std::string body = R"(
+  .shared .align 4 .b32 s[1];
+  .shared .align 8 .b64 bar;
+  st.async.shared::cluster.u32 [s], 1, [bar];
+)";
+    const std::string e = ptxt::refused_ptx_log(ptxt::kernel(body));
+    INFO(e);
+    CHECK(e.find("st.async needs .mbarrier::complete_tx::bytes") != std::string::npos);
+  }
 }
