@@ -67,7 +67,11 @@ namespace swcu::test {
   X(cuOccupancyMaxPotentialBlockSizeWithFlags, cuOccupancyMaxPotentialBlockSizeWithFlags, 7000) \
   X(cuOccupancyAvailableDynamicSMemPerBlock, cuOccupancyAvailableDynamicSMemPerBlock, 10020)    \
   X(cuOccupancyMaxActiveClusters, cuOccupancyMaxActiveClusters, 11070)                          \
-  X(cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxPotentialClusterSize, 11070)
+  X(cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxPotentialClusterSize, 11070)              \
+  X(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, 12000)                                      \
+  X(cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2col, 12000)                                    \
+  X(cuTensorMapEncodeIm2colWide, cuTensorMapEncodeIm2colWide, 12080)                            \
+  X(cuTensorMapReplaceAddress, cuTensorMapReplaceAddress, 12000)
 
 /// The module, library, launch and occupancy functions.
 struct ModuleApi {

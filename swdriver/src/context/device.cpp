@@ -211,7 +211,7 @@ std::optional<int> device_attribute(int attribute, CUdevice device) {
     case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: return 4;
     case CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED:
-      return 0;  // no cuTensorMapEncode*, no TMA
+      return 1;  // cuTensorMapEncode* (exec/tensor_map.cpp), cp.async.bulk.tensor
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: return 0;
     // No function is callable from both host and device: cuLibraryGetUnifiedFunction finds none
     // (module/library.cpp), as cuda.h allows on a system without such a device.

@@ -426,6 +426,8 @@ class Machine {
   void complete_copies(Thread& t, CopyGroups& g, std::uint32_t before);
   // Performs every copy the thread has in flight (when it exits).
   void complete_async(Thread& t);
+  // cp.async.bulk.tensor in tile mode (exec_tensor.cpp): one thread's copy of a box.
+  void tensor_copy(Thread& t, const Inst& in);
   // st.async / red.async: completes the bytes stored on the destination CTA's mbarrier.
   void complete_remote_store(Thread& t, const Inst& in);
 

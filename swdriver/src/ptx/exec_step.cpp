@@ -129,6 +129,7 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
       break;
     case Op::st: each(active, [&](Thread& t) { store(t, in); }); break;
     case Op::red: each(active, [&](Thread& t) { atomic(t, in); }); break;
+    case Op::cp_async_bulk_tensor: each(active, [&](Thread& t) { tensor_copy(t, in); }); break;
     case Op::st_async:
     case Op::red_async:
       each(active, [&](Thread& t) {

@@ -230,11 +230,89 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
   }
 
   // base == "cp"
-  if (!mods.take(".async")) return false;  // cp.reduce.async.bulk and the like
+  // cp.reduce.async.bulk{.tensor} (bulk reductions) and the like are not run
+  if (mods.has(".reduce") || !mods.take(".async")) return false;
   if (mods.take(".bulk")) {
-    if (mods.has(".tensor") || mods.has(".cp_mask")) {
-      return false;  // tensor maps, byte masks (sm_100)
+    if (mods.take(".tensor")) {
+      // cp.async.bulk.tensor.Nd.{shared::cluster,shared::cta}.global{.tile}
+      //     .mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint}
+      //     [dst], [tensorMap, {coords}], [mbar] {, ctaMask} {, cache-policy}
+      // cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint}
+      //     [tensorMap, {coords}], [src] {, cache-policy}
+      // cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile}{.L2::cache_hint}
+      //     [tensorMap, {coords}] {, cache-policy}
+      // (PTX ISA 8.0). The im2col, gather/scatter and cta_group forms are not run.
+      if (mods.has(".im2col") || mods.has(".im2col::w") || mods.has(".im2col::w::128") ||
+          mods.has(".im2col_no_offs") || mods.has(".tile::gather4") ||
+          mods.has(".tile::scatter4") || mods.has(".cta_group::1") || mods.has(".cta_group::2")) {
+        return false;
+      }
+      const std::string_view dim = mods.take_any({".1d", ".2d", ".3d", ".4d", ".5d"});
+      if (dim.empty()) bad("needs a dimension (.1d to .5d)");
+      const unsigned rank = static_cast<unsigned>(dim[1] - '0');
+      inst.vec = static_cast<std::uint8_t>(rank);
+      mods.take(".tile");
+      const bool hint = mods.take(".L2::cache_hint");
+      const bool multicast = mods.take(".multicast::cluster");
+      const bool prefetch = mods.take(".prefetch");
+      std::string_view dst, src;
+      if (prefetch) {
+        if (!mods.take(".L2") || !mods.take(".global")) bad("needs .L2.global");
+      } else {
+        const std::string_view a = mods.take_any({".shared::cluster", ".shared::cta", ".global"});
+        const std::string_view b = mods.take_any({".shared::cluster", ".shared::cta", ".global"});
+        const auto pos = [&](std::string_view m) {
+          return std::find(parts.begin(), parts.end(), m) - parts.begin();
+        };
+        dst = a;
+        src = b;
+        if (!a.empty() && !b.empty() && pos(b) < pos(a)) std::swap(dst, src);
+      }
+      const bool load = dst == ".shared::cluster" || dst == ".shared::cta";
+      if (!prefetch && !(load && src == ".global") &&
+          !(dst == ".global" && src == ".shared::cta")) {
+        bad("no such copy direction");
+      }
+      if (load && !mods.take(".mbarrier::complete_tx::bytes")) {
+        bad("a load needs .mbarrier::complete_tx::bytes");
+      }
+      if (dst == ".global" && !mods.take(".bulk_group")) bad("a store needs .bulk_group");
+      if (multicast && dst != ".shared::cluster") {
+        bad(".multicast::cluster copies to .shared::cluster");
+      }
+      done_mods();
+      inst.op = prefetch ? Op::prefetch : Op::cp_async_bulk_tensor;
+      if (dst == ".global") inst.mode |= kBulkToGlobal;
+      if (multicast) inst.flags |= kMulticast;
+      tensor_coords_ = Operand{};
+      allow_tensor_coords_ = true;
+      if (load) {
+        const unsigned count = 3 + (multicast ? 1 : 0) + (hint ? 1 : 0);
+        operands({Type::b64, Type::b64, Type::b64, multicast ? Type::u16 : Type::b64, Type::b64});
+        allow_tensor_coords_ = false;
+        need(count);
+        if (inst.nops != count) bad("too many operands");
+        need_addr(0);
+        need_addr(2);
+        if (multicast) need_value(3);
+      } else {
+        const unsigned count = (prefetch ? 1 : 2) + (hint ? 1 : 0);
+        operands({Type::b64, Type::b64, Type::b64});
+        allow_tensor_coords_ = false;
+        need(count);
+        if (inst.nops != count) bad("too many operands");
+        if (!prefetch) need_addr(1);
+      }
+      const int map = load ? 1 : 0;
+      need_addr(map);
+      if (tensor_coords_.kind != Operand::Kind::vec || tensor_coords_.count != rank) {
+        bad("the tensor map operand needs " + std::to_string(rank) +
+            " coordinates: [tensorMap, {c0, ...}]");
+      }
+      inst.ops[5] = tensor_coords_;
+      return push();
     }
+    if (mods.has(".cp_mask")) return false;  // byte masks (sm_100)
     const bool multicast = mods.take(".multicast::cluster");
     if (mods.take(".commit_group")) {
       done_mods();

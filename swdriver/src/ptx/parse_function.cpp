@@ -102,13 +102,19 @@ void Parser::declare_frame_variable() {
     o.sym_kind = SymKind::shared;
     if (v.unsized) {
       o.sym = p_->dynamic_shared_offset;
+      if (v.align > p_->dynamic_shared_align) {
+        p_->dynamic_shared_align = v.align;
+        p_->dynamic_shared_offset = (p_->static_shared + v.align - 1) / v.align * v.align;
+        o.sym = p_->dynamic_shared_offset;
+      }
     } else {
       // function-scope shared variables: placed after the module's (static part grows)
       std::size_t off = (p_->static_shared + v.align - 1) / v.align * v.align;
       o.sym = off;
       p_->static_shared = off + size;
       if (p_->static_shared > p_->dynamic_shared_offset) {
-        p_->dynamic_shared_offset = (p_->static_shared + 15) / 16 * 16;
+        const std::size_t a = p_->dynamic_shared_align;
+        p_->dynamic_shared_offset = (p_->static_shared + a - 1) / a * a;
       }
     }
   } else if (v.space == Space::local) {

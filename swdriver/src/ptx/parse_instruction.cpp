@@ -343,6 +343,8 @@ void Parser::instruction() {
     if (async_instruction(inst, opcode, base, parts, line)) return;  // decoded (parse_async.cpp)
   }
   if (base == "fence") strip_fence_proxy(parts);
+  // prefetch{.space}.tensormap [a]: a hint, like every prefetch (tensor maps stay in memory)
+  if (base == "prefetch") std::erase(parts, std::string_view(".tensormap"));
   const OpName* found = nullptr;
   for (const OpName& o : kOps) {
     if (o.name == base) found = &o;

@@ -220,6 +220,7 @@ void Parser::declare_variable(bool external) {
     o.sym_kind = SymKind::shared;
     if (v.unsized || (external && v.count == 0)) {
       o.sym = kDynamicShared;
+      p_->dynamic_shared_align = std::max<std::size_t>(p_->dynamic_shared_align, v.align);
     } else {
       shared_end_ = (shared_end_ + v.align - 1) / v.align * v.align;
       o.sym = shared_end_;
@@ -323,7 +324,7 @@ void Parser::read_initializers() {
 void Parser::body_pass() {
   read_initializers();
   p_->static_shared = shared_end_;
-  const std::size_t dyn_align = 16;
+  const std::size_t dyn_align = p_->dynamic_shared_align;
   p_->dynamic_shared_offset = (shared_end_ + dyn_align - 1) / dyn_align * dyn_align;
   for (const auto& [index, at] : bodies_) {
     i_ = at;

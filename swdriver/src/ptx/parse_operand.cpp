@@ -107,6 +107,10 @@ Operand Parser::operand(Type type, Inst& inst, int operand_index) {
         o.imm = -static_cast<std::int64_t>(number());
       }
     }
+    if (allow_tensor_coords_ && accept(",")) {  // [tensorMap, {c0, ...}]
+      if (!at("{")) fail_at(line, "the tensor coordinates must be a vector {c0, ...}");
+      tensor_coords_ = operand(Type::s32, inst, operand_index);
+    }
     expect("]");
     return o;
   }

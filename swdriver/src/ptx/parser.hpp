@@ -200,6 +200,11 @@ class Parser {
   // Checks the ISA forbids by structure.
   void check(const Inst& inst, int line);
 
+  // cp.async.bulk.tensor's [tensorMap, {coords}] operand: operand() takes the coordinates
+  // after the address while allowed, into tensor_coords_.
+  bool allow_tensor_coords_ = false;
+  Operand tensor_coords_;
+
   std::vector<Tok> t_;
   std::size_t i_ = 0;
   std::shared_ptr<Program> p_;

@@ -247,7 +247,10 @@ enum class Op : std::uint16_t {
   prefetch,
   atom,
   red,
-  st_async,   ///< st.async: st, then complete_tx of its bytes on ops[2]'s mbarrier
+  st_async,  ///< st.async: st, then complete_tx of its bytes on ops[2]'s mbarrier
+  /// cp.async.bulk.tensor (tile mode): Inst::vec is the rank, ops[5] the coordinates; a load
+  /// has [dst], [tensorMap], [mbar] {, ctaMask}, a store (kBulkToGlobal) [tensorMap], [src]
+  cp_async_bulk_tensor,
   red_async,  ///< red.async: red, then complete_tx of its bytes on ops[2]'s mbarrier
   fence,
   membar,
@@ -534,6 +537,9 @@ struct Program {
   std::vector<Global> globals;
   std::size_t static_shared = 0;          ///< every .shared variable of the module, laid out once
   std::size_t dynamic_shared_offset = 0;  ///< where `.extern .shared` arrays start
+  /// The largest .align of the `.extern .shared` arrays (at least 16): their start is a
+  /// multiple of it, as ptxas places them.
+  std::size_t dynamic_shared_align = 16;
   std::vector<std::uint32_t> vec_regs;
   std::vector<std::vector<std::uint32_t>> branch_tables;  ///< brx.idx targets (pcs)
   std::vector<std::string> names;                         ///< unsupported opcodes' text

@@ -227,7 +227,13 @@ $end:
   .reg .b32 %s, %c;
   mov.u32 %s, buf;
   mov.u32 %c, 0;
-  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%s], [%in, {%c}], [%s];
+  cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%in, {%c}], [%s];
+)",
+        R"(
+  .reg .b32 %s, %c;
+  mov.u32 %s, buf;
+  mov.u32 %c, 0;
+  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%in], [%s], 16;
 )",
         R"(
   .reg .f32 %x, %r<4>;

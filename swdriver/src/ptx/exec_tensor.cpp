@@ -1,0 +1,148 @@
+// cp.async.bulk.tensor in tile mode (exec_machine.hpp): the tensor memory accelerator's copies
+// of a box of a tensor between global memory and shared memory, as a tensor map describes them
+// (tensor_map.hpp; PTX ISA "Tensor copy", cuda.h cuTensorMapEncodeTiled).
+//
+// A box has ceil(boxDim[i] / elementStrides[i]) elements in dimension i (elementStrides[0] is
+// ignored), element j at tensor coordinate c[i] + j[i] * elementStrides[i]; it lies in shared
+// memory densely, dimension 0 innermost. With a swizzle mode, the 16-byte chunk of a shared
+// address (its bits 4..6) is XORed with its 128-byte row (bits 7..9): one bit of each for 32B,
+// two for 64B, three for 128B, so the pattern repeats every 256, 512 or 1024 bytes. A load fills
+// the elements outside the tensor with zeros (or, with
+// CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, the type's NaN) and completes the box's
+// bytes on the mbarrier (on each CTA of ctaMask with .multicast::cluster); a store writes only
+// the elements inside the tensor. Both happen when the copy is issued: a store's bulk group then
+// has nothing left to wait for.
+#include <bit>
+#include <cstring>
+
+#include "ptx/exec_machine.hpp"
+#include "ptx/tensor_map.hpp"
+
+namespace swcu::ptx::detail {
+namespace {
+
+// The swizzled form of a shared memory offset (CUtensorMapSwizzle 0..3).
+std::uint64_t swizzled(std::uint64_t offset, unsigned swizzle) {
+  if (swizzle == 0) return offset;
+  const std::uint64_t mask = (1u << swizzle) - 1;  // 32B: 1 bit, 64B: 2, 128B: 3
+  return offset ^ (((offset >> 7) & mask) << 4);
+}
+
+// The NaN an out-of-bound element of a floating-point type reads as, in its size.
+std::uint64_t oob_nan(unsigned data_type) {
+  switch (data_type) {
+    case 6:  // FLOAT16
+    case 9:  // BFLOAT16
+      return 0x7fff;
+    case 8: return 0x7fffffffffffffffull;  // FLOAT64
+    default: return 0x7fffffff;            // FLOAT32, FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ
+  }
+}
+
+}  // namespace
+
+void Machine::tensor_copy(Thread& t, const Inst& in) {
+  const bool store = (in.mode & kBulkToGlobal) != 0;
+  const std::uint64_t map_addr = address(t, in.ops[store ? 0 : 1]);
+  const auto found = TensorMapDesc::read(resolve(t, Space::generic, map_addr, 128, false));
+  if (!found) {
+    fault(Fault::illegal_instruction, "cp.async.bulk.tensor with the tensor map at " +
+                                          hex(map_addr) +
+                                          ", which holds no map cuTensorMapEncode* made");
+  }
+  const TensorMapDesc& d = *found;
+  const unsigned rank = in.vec;
+  if (d.mode != TensorMapMode::tiled || d.rank != rank) {
+    fault(Fault::illegal_instruction,
+          "cp.async.bulk.tensor." + std::to_string(rank) + "d.tile with a " +
+              (d.mode == TensorMapMode::tiled ? "tiled" : "im2col") + " tensor map of rank " +
+              std::to_string(d.rank) + " (the copy's mode and dimension must be the map's)");
+  }
+  if (d.interleave != 0) {
+    fault(Fault::illegal_instruction,
+          "cp.async.bulk.tensor with an interleaved tensor map (CU_TENSOR_MAP_INTERLEAVE_16B or "
+          "32B), which the software driver does not run yet");
+  }
+  const unsigned es = TensorMapDesc::element_size(d.data_type);
+  std::int64_t coord[5] = {};
+  unsigned count[5] = {1, 1, 1, 1, 1};
+  std::uint64_t elements = 1;
+  for (unsigned i = 0; i < rank; ++i) {
+    const std::uint32_t reg = p_.vec_regs[in.ops[5].reg + i];
+    coord[i] = static_cast<std::int32_t>(t.rf[reg] & 0xffffffffu);
+    const unsigned step = i == 0 ? 1 : d.element_stride[i];
+    count[i] = (d.box[i] + step - 1) / step;
+    elements *= count[i];
+  }
+  const std::uint64_t bytes = elements * es;
+  const std::uint64_t smem = address(t, in.ops[store ? 1 : 0]);
+  if (smem % 128 != 0) {
+    fault(Fault::misaligned, "cp.async.bulk.tensor with shared memory at " + hex(smem) +
+                                 ", which is not 128-byte aligned");
+  }
+  const std::uint64_t rank_bits = smem & ~((1ull << kClusterRankShift) - 1);
+  const std::uint64_t base = smem & ((1ull << kClusterRankShift) - 1);
+
+  // The CTAs a load writes: the one the address names, or each of ctaMask.
+  std::uint64_t targets = 0;
+  if (!store && (in.flags & kMulticast)) {
+    targets = read(t, in.ops[3]) & 0xffff;
+    if ((targets >> g_.cluster_size) != 0) {
+      fault(Fault::illegal_address,
+            "cp.async.bulk.tensor.multicast::cluster with ctaMask " + hex(targets) +
+                ", which names CTAs outside the cluster of " + std::to_string(g_.cluster_size));
+    }
+  }
+  const auto shared_at = [&](std::uint64_t rank_prefix, std::uint64_t offset) {
+    return resolve(t, Space::shared, rank_prefix | swizzled(base + offset, d.swizzle), es, !store);
+  };
+  const std::uint64_t nan = oob_nan(d.data_type);
+  const bool fill_nan = d.oob_fill != 0;
+  std::vector<unsigned char> box;  // a load's bytes, then written to every target
+  if (!store) box.resize(bytes);
+  std::uint64_t index = 0;
+  unsigned j[5] = {};
+  for (;;) {
+    bool inside = true;
+    std::uint64_t g = d.address;
+    for (unsigned i = 0; i < rank; ++i) {
+      const std::int64_t c = coord[i] + std::int64_t{j[i]} * (i == 0 ? 1 : d.element_stride[i]);
+      if (c < 0 || c > std::int64_t{d.dim_minus_one[i]}) inside = false;
+      g += static_cast<std::uint64_t>(c) * (i == 0 ? es : d.stride[i - 1]);
+    }
+    if (store) {
+      if (inside) {
+        if (!in_global(g, es, true)) bad_address(g, es, true, "global (tensor map)");
+        std::memcpy(reinterpret_cast<void*>(g), shared_at(rank_bits, index * es), es);
+      }
+    } else if (inside) {
+      if (!in_global(g, es)) bad_address(g, es, false, "global (tensor map)");
+      std::memcpy(&box[index * es], reinterpret_cast<const void*>(g), es);
+    } else {
+      const std::uint64_t fill = fill_nan ? nan : 0;
+      std::memcpy(&box[index * es], &fill, es);
+    }
+    ++index;
+    unsigned i = 0;
+    while (i < rank && ++j[i] == count[i]) j[i++] = 0;
+    if (i == rank) break;
+  }
+  if (store) return;
+  const std::uint64_t bar = address(t, in.ops[2]);
+  const std::uint64_t offset_mask = (1ull << kClusterRankShift) - 1;
+  for (std::uint64_t ranks = targets != 0 ? targets : 1; ranks != 0; ranks &= ranks - 1) {
+    std::uint64_t prefix = rank_bits, at = bar;
+    if (targets != 0) {
+      const std::uint64_t r = static_cast<std::uint64_t>(std::countr_zero(ranks)) + 1;
+      prefix = r << kClusterRankShift;
+      at = prefix | (bar & offset_mask);
+    }
+    unsigned char* obj = mbarrier_object(t, Space::shared, at, "cp.async.bulk.tensor");
+    for (std::uint64_t k = 0; k < elements; ++k) {
+      std::memcpy(shared_at(prefix, k * es), &box[k * es], es);
+    }
+    mbarrier_update(obj, 0, -static_cast<std::int64_t>(bytes));
+  }
+}
+
+}  // namespace swcu::ptx::detail
