@@ -17,3 +17,4 @@
 #include "cuwrap/peer.hpp"
 #include "cuwrap/software_driver.hpp"
 #include "cuwrap/stream.hpp"
+#include "cuwrap/tensor_map.hpp"
