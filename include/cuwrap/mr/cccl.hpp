@@ -25,14 +25,30 @@ namespace cuwrap::mr {
 // by argument-dependent lookup, which finds these in cuwrap::mr, the namespace of every cuwrap
 // resource and adaptor.
 
-/// A cuwrap resource with cuwrap::mr::device_accessible has cuda::mr::device_accessible.
-template <class R>
-requires has_property<R, device_accessible>
-constexpr void get_property(const R&, cuda::mr::device_accessible) noexcept {}
+namespace detail {
+/// The cuwrap property a CCCL property corresponds to (none for other types).
+template <class CcclProperty>
+struct cuwrap_property {};
+template <>
+struct cuwrap_property<cuda::mr::device_accessible> {
+  using type = device_accessible;
+};
+template <>
+struct cuwrap_property<cuda::mr::host_accessible> {
+  using type = host_accessible;
+};
+template <class P>
+concept cccl_property = requires {
+  typename cuwrap_property<P>::type;
+};
+}  // namespace detail
 
-/// A cuwrap resource with cuwrap::mr::host_accessible has cuda::mr::host_accessible.
-template <class R>
-requires has_property<R, host_accessible>
-constexpr void get_property(const R&, cuda::mr::host_accessible) noexcept {}
+/// A cuwrap resource with cuwrap::mr::device_accessible has cuda::mr::device_accessible, and
+/// one with host_accessible has cuda::mr::host_accessible. (The property is a template
+/// parameter checked first, so that looking up a cuwrap property never asks whether a
+/// resource has itself.)
+template <class R, detail::cccl_property P>
+requires has_property<R, typename detail::cuwrap_property<P>::type>
+constexpr void get_property(const R&, P) noexcept {}
 
 }  // namespace cuwrap::mr
