@@ -31,9 +31,10 @@ void keep_alive(stream_ref s, std::unique_ptr<kept_alive_base> owner, std::sourc
 /// reference: a device_buffer whose kernel is still queued is freed only after that kernel ran.
 ///
 /// How: a host function (cuLaunchHostFunc, one driver call, after one cuStreamGetCaptureInfo)
-/// runs when the stream reaches this point. Host functions may not call the driver (the
-/// driver API documents cuLaunchHostFunc's callback so, and a real driver deadlocks or fails
-/// with CUDA_ERROR_NOT_PERMITTED), and an owner's destructor usually does (cuMemFree), so the
+/// runs when the stream reaches this point. Host functions may not call the driver (cuda.h on
+/// cuLaunchHostFunc: "The host function must not make any CUDA API calls. Attempting to use a
+/// CUDA API may result in CUDA_ERROR_NOT_PERMITTED, but this is not required."), and an
+/// owner's destructor usually does (cuMemFree), so the
 /// host function does not destroy the owner: it hands it to a queue that a thread cuwrap starts
 /// on the first keep_alive() drains, destroying owners there, where driver calls are allowed.
 /// The owner is therefore destroyed some time after the stream passed the point, not at it;

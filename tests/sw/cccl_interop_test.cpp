@@ -1,6 +1,9 @@
 // cuwrap's memory resources in CCCL (the CUDA toolkit's include/cccl, cuda/memory_resource):
 // they satisfy cuda::mr's concepts with CCCL's properties and pass into cuda::mr::resource_ref
-// and async_resource_ref, which then allocate through them.
+// and async_resource_ref, which then allocate through them. CCCL's memory resources are
+// experimental: the macro must be defined before any CCCL header (cuwrap/mr/cccl.hpp defines it
+// too, which helps only when it comes first).
+#define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
 #include <doctest/doctest.h>
 
 #include <cuda/memory_resource>

@@ -14,6 +14,7 @@
 #include "cuwrap/capture.hpp"
 #include "cuwrap/cuwrap.hpp"
 #include "cuwrap/memory_resource.hpp"
+#include "fault_sweep.hpp"
 #include "kernels_fixture.hpp"
 
 using cuwrap::testing::check_calls;
@@ -155,5 +156,29 @@ TEST_SUITE("keep_alive") {
     CHECK_THROWS_WITH_AS(cuwrap::keep_alive(s, std::shared_ptr<int>{shared}),  // NOLINT
                          doctest::Contains("keep_alive"), cuwrap::usage_error);
     CHECK(shared.use_count() == 1);
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture, "fault sweep: keep_alive on a stream and in a capture") {
+    const int points = cuwrap::testing::fault_sweep([] {
+      // Declared first, destroyed last: once the stream and the graph are gone, whatever they
+      // were keeping is due, also when a failure unwinds the scenario.
+      struct release_at_exit {
+        release_at_exit() = default;
+        release_at_exit(const release_at_exit&) = delete;
+        release_at_exit& operator=(const release_at_exit&) = delete;
+        ~release_at_exit() { cuwrap::release_kept_alive(); }
+      } release;
+      cuwrap::primary_context ctx{cuwrap::device::get(0)};
+      cuwrap::stream s{ctx};
+      cuwrap::keep_alive(s, cuwrap::device_buffer<int>{ctx, 16});
+      {
+        auto capture = s.begin_capture();
+        cuwrap::keep_alive(s, cuwrap::device_buffer<int>{ctx, 16});
+        const cuwrap::graph g = capture.end();
+      }
+      s.synchronize();
+      cuwrap::release_kept_alive();
+    });
+    CHECK(points >= 8);
   }
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "call_checks.hpp"
@@ -190,6 +191,8 @@ TEST_SUITE("memory_resource") {
     copy.deallocate(c, 200);
     CHECK(stats.statistics() == mr::resource_statistics{0, 700, 0, 2});
     CHECK(copy == stats);
+    CHECK(stats.upstream() == mr::device_resource{p.ctx});
+    CHECK(std::as_const(stats).upstream().context() == p.ctx);
     stats.deallocate(nullptr, 0);  // not counted
     CHECK(stats.statistics().deallocations == 2);
     s.synchronize();
@@ -257,6 +260,8 @@ TEST_SUITE("memory_resource") {
                                 [&calls](const mr::resource_call& c) { calls.push_back(c); }};
     void* p = logged.allocate(24, 8);
     logged.deallocate(p, 24, 8);
+    CHECK(logged.upstream() == host_heap{});
+    CHECK(std::as_const(logged) == logged);
     REQUIRE(calls.size() == 2);
     CHECK(calls[0].operation == mr::resource_call::kind::allocate);
     CHECK(calls[0].pointer == p);
@@ -333,12 +338,25 @@ TEST_SUITE("memory_resource") {
     {
       mr::ordered_resource_buffer<float> buffer{stats, s, 256};
       CHECK(buffer.stream() == s);
+      CHECK(buffer.size() == 256);
+      CHECK(buffer.size_bytes() == 1024);
+      CHECK_FALSE(buffer.empty());
+      CHECK(buffer.address() == reinterpret_cast<CUdeviceptr>(buffer.data()));
+      CHECK(buffer.resource().type() == typeid(stats));
+      const cuwrap::device_span<const float> view = buffer;
+      CHECK(view.size() == 256);
       cuwrap::fill(s, buffer, 2.5f);
       std::vector<float> back(256);
       cuwrap::copy(s, back, buffer);
       s.synchronize();
       CHECK(back == std::vector<float>(256, 2.5f));
       CHECK(stats.statistics().bytes_in_use == 1024);
+      mr::ordered_resource_buffer<float> other{stats, s, 4};
+      other = std::move(buffer);   // frees other's memory in stream order
+      CHECK(buffer.moved_from());  // NOLINT(bugprone-use-after-move)
+      CHECK_THROWS_WITH_AS((void)buffer.data(), doctest::Contains("ordered_resource_buffer::data"),
+                           cuwrap::usage_error);
+      buffer = std::move(other);
       const auto calls =
           calls_made_by([&] { mr::ordered_resource_buffer<float> gone{std::move(buffer)}; });
       CHECK(calls.at("cuMemFreeAsync") == 1);

@@ -1,8 +1,10 @@
 // CCCL interop: makes cuwrap's memory resources satisfy CCCL's cuda::mr concepts
 // (cuda::mr::resource_with, async_resource_with), so they pass into cuda::mr::resource_ref,
 // async_resource_ref and CCCL/RMM-style code. Include it only where the CUDA toolkit's CCCL
-// (include/cccl, C++17 or later) is on the include path; it defines
-// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE if the includer did not.
+// (include/cccl, C++17 or later) is on the include path. CCCL's memory resources are
+// experimental: LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE must be defined before the first
+// CCCL header; this header defines it if the includer did not, which suffices only when no CCCL
+// header came before it (define it project-wide to be safe).
 #pragma once
 
 #ifndef LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
