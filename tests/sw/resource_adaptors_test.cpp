@@ -72,6 +72,7 @@ static_assert(!std::is_convertible_v<const mr::device_resource&, ref_device>);
 static_assert(!std::is_convertible_v<host_heap&, ref_device>);
 static_assert(std::is_convertible_v<any_ordered&, ref_device>);
 static_assert(std::is_convertible_v<ref_ordered, ref_device>);
+static_assert(std::is_convertible_v<ref_ordered, any_ordered>);  // holds the reference
 static_assert(!std::is_convertible_v<ref_device, ref_ordered>);
 // The adaptors declare their upstream's properties and ordering.
 static_assert(mr::stream_ordered_resource_with<mr::statistics_resource<mr::device_resource>,
@@ -169,6 +170,15 @@ TEST_SUITE("memory_resource") {
     CHECK(to_moved.empty());
     CHECK_THROWS_WITH_AS((void)to_moved.allocate(8), doctest::Contains("resource_ref::allocate"),
                          cuwrap::usage_error);
+    // An any_resource made from a reference holds the reference: the resource is not copied.
+    mr::statistics_resource stats{device};
+    const any_ordered holding_ref{ref_ordered{stats}};
+    CHECK(holding_ref.type() == typeid(ref_ordered));
+    {
+      const mr::ordered_resource_buffer<int> buffer{holding_ref, s, 8};
+      CHECK(stats.statistics().bytes_in_use == 32);
+    }
+    CHECK(stats.statistics().deallocations == 1);
     s.synchronize();
   }
 

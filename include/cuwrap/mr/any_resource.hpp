@@ -33,9 +33,11 @@ class basic_any_resource
       public detail::with_property<Properties>... {
  public:
   /// Takes a copy of `r` (moved in when an rvalue). Only resources with every one of
-  /// `Properties` convert: a missing property is a compile-time error.
+  /// `Properties` convert: a missing property is a compile-time error. A resource_ref is taken
+  /// as a resource like any other: the any_resource then holds the reference, not the resource,
+  /// which must outlive it.
   template <class R, class D = std::remove_cvref_t<R>>
-  requires(!detail::is_erased<D>::value) && resource_with<D, Properties...> &&
+  requires(!detail::is_any_resource<D>::value) && resource_with<D, Properties...> &&
       (!Ordered || stream_ordered_resource<D>)&&std::copy_constructible<D> basic_any_resource(
           R&& r)  // NOLINT: converting, as CCCL's any_resource
       : vtable_{&detail::vtable_for<D>},
@@ -151,6 +153,8 @@ template <bool Ordered, class... Properties>
 struct is_erased<basic_any_resource<Ordered, Properties...>> : std::true_type {};
 template <bool Ordered, class... Properties>
 struct is_erased<basic_resource_ref<Ordered, Properties...>> : std::true_type {};
+template <bool Ordered, class... Properties>
+struct is_any_resource<basic_any_resource<Ordered, Properties...>> : std::true_type {};
 }  // namespace detail
 
 /// An owning, type-erased synchronous resource with `Properties`.

@@ -84,6 +84,10 @@ inline bool erased_equal(const resource_vtable* va, const void* a, const resourc
 template <class T>
 struct is_erased : std::false_type {};
 
+/// Instances of any_resource convert to each other by their table, not by wrapping.
+template <class T>
+struct is_any_resource : std::false_type {};
+
 /// True when `Source` has every one of `Properties`.
 template <class Source, class... Properties>
 concept has_all = (has_property<Source, Properties> && ...);
