@@ -5,6 +5,7 @@
 #include <memory_resource>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -281,6 +282,21 @@ TEST_SUITE("memory_resource") {
     CHECK_FALSE(calls[0].failed);
     CHECK(calls[1].operation == mr::resource_call::kind::deallocate);
     CHECK(calls[1].pointer == p);
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture, "a sink that throws on an allocation frees it") {
+    current_primary p;
+    cuwrap::stream s{p.ctx};
+    mr::statistics_resource stats{mr::device_resource{p.ctx}};
+    mr::logging_resource logged{stats, [](const mr::resource_call& c) {
+                                  if (c.operation == mr::resource_call::kind::allocate) {
+                                    throw std::runtime_error{"log full"};
+                                  }
+                                }};
+    CHECK_THROWS_WITH_AS((void)logged.allocate(64), "log full", std::runtime_error);
+    CHECK_THROWS_WITH_AS((void)logged.allocate(s, 64), "log full", std::runtime_error);
+    s.synchronize();
+    CHECK(stats.statistics() == mr::resource_statistics{0, 64, 2, 2});
   }
 
   TEST_CASE_FIXTURE(sw_fixture, "std::pmr::vector keeps its elements in pinned memory") {

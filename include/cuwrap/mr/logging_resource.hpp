@@ -36,7 +36,9 @@ std::ostream& operator<<(std::ostream& out, const resource_call& call);
 /// resource_call, or a std::ostream that gets one line per call (the stream must outlive the
 /// resource; calls from several threads need a sink that copes with that). Deallocations are
 /// reported before they are forwarded, allocations after (failed ones too, then the exception
-/// propagates). A sink must not throw from a deallocation's report: deallocate is noexcept.
+/// propagates). A sink that throws from an allocation's report makes the allocation fail (the
+/// memory is deallocated, the sink's exception propagates); one must not throw from a
+/// deallocation's report: deallocate is noexcept.
 /// Copyable: copies share the sink. Declares the upstream's properties; stream-ordered when the
 /// upstream is. Equal when the upstreams are equal.
 template <resource Upstream>
@@ -104,7 +106,23 @@ class logging_resource : public detail::cccl_async_names<logging_resource<Upstre
       (*sink_)(call);
       throw;
     }
-    (*sink_)(call);
+    try {
+      (*sink_)(call);
+    } catch (...) {
+      // The sink failed to report a successful allocation: free it, so nothing leaks.
+      if constexpr (stream_ordered_resource<Upstream>) {
+        if (call.stream) {
+          try {
+            upstream_.deallocate(*call.stream, call.pointer, call.bytes, call.alignment);
+          } catch (...) {
+            // The stream-ordered free failed too; the sink's exception is the one to report.
+          }
+          throw;
+        }
+      }
+      upstream_.deallocate(call.pointer, call.bytes, call.alignment);
+      throw;
+    }
     return call.pointer;
   }
 
