@@ -182,3 +182,18 @@ TEST_SUITE("keep_alive") {
     CHECK(points >= 8);
   }
 }
+
+TEST_SUITE("sw_env") {
+  TEST_CASE_FIXTURE(sw_fixture, "in deferred mode a kept buffer lives until its stream runs") {
+    cuwrap::primary_context ctx{cuwrap::device::get(0)};
+    cuwrap::stream s{ctx};
+    cuwrap::device_buffer<int> buffer{ctx, 64};
+    cuwrap::fill(s, buffer, 5);
+    cuwrap::keep_alive(s, std::move(buffer));
+    cuwrap::release_kept_alive();
+    CHECK(swcuda().live_handles(SWCU_DEVICE_ALLOCATION) == 1);  // nothing ran yet
+    s.synchronize();
+    cuwrap::release_kept_alive();
+    CHECK(swcuda().live_handles(SWCU_DEVICE_ALLOCATION) == 0);
+  }
+}
