@@ -29,7 +29,7 @@ int main() try {
   cuwrap::memory_pool pool{cuwrap::device::get(0)};
 
   mr::statistics_resource counted{mr::pool_resource{pool, s}};  // counts what goes through
-  mr::pmr_resource pinned{mr::pinned_resource{ctx}};           // std::pmr over pinned memory
+  mr::pmr_resource pinned{mr::pinned_resource{ctx}};            // std::pmr over pinned memory
 
   std::pmr::vector<float> values{&pinned};
   for (int i = 1; i <= 100; ++i) {
