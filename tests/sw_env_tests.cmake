@@ -13,6 +13,8 @@ cuwrap_sw_env_test("in deferred mode an event is done once its stream is synchro
                    "SWCUDA_EXEC=deferred")
 cuwrap_sw_env_test("in deferred mode a stream-ordered buffer is freed when its stream gets there"
                    "SWCUDA_EXEC=deferred")
+cuwrap_sw_env_test("in deferred mode a kept buffer lives until its stream runs"
+                   "SWCUDA_EXEC=deferred")
 cuwrap_sw_env_test("with two devices a pool can be shared with the peer" "SWCUDA_DEVICES=2")
 cuwrap_sw_env_test("with four devices the peer matrix is full and attributes are reported"
                    "SWCUDA_DEVICES=4")
