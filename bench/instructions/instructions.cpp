@@ -199,7 +199,7 @@ LOOP(cuwrap_prefetch_batch) {
   const auto span = fx->managed.span();
   const cuwrap::managed_range ranges[] = {span.first(cuwrap_bench::elements),
                                           span.last(cuwrap_bench::elements)};
-  const auto to = cuwrap::memory_location::on(cuwrap::device::get(0));
+  const cuwrap::memory_location to{CU_MEM_LOCATION_TYPE_DEVICE, 0};
   for (int i = 0; i < n; ++i) cuwrap::prefetch(s, ranges, to);
 }
 
