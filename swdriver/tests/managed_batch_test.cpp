@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "graph_fixture.hpp"
 #include "sched_support.hpp"
 
 namespace {
@@ -285,5 +286,37 @@ TEST_SUITE("managed memory batch operations") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(m));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
+  // No CUgraphNodeType holds a prefetch or a discard: a capturing stream refuses them
+  // (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which invalidates the capture, and nothing runs.
+  TEST_CASE_FIXTURE(swcu::test::GraphTest, "a capture refuses prefetches and discards") {
+    const auto& g = swcu::test::gr();
+    CUdeviceptr mem = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemAllocManaged(&mem, 64, CU_MEM_ATTACH_GLOBAL));
+    std::memset(reinterpret_cast<void*>(mem), 0x12, 64);
+    std::size_t size = 64, first = 0;
+    CUmemLocation to = host_location();
+    const auto refused = [&](const auto& operation) {
+      SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+      SWCU_TEST_CHECK_RESULT(operation(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+      CUgraph graph = nullptr;
+      SWCU_TEST_CHECK_RESULT(g.cuStreamEndCapture(stream, &graph),
+                             CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+      CHECK(graph == nullptr);
+    };
+    refused([&] { return swcu::test::api().cuMemDiscardBatchAsync(&mem, &size, 1, 0, stream); });
+    refused([&] {
+      return swcu::test::api().cuMemPrefetchBatchAsync(&mem, &size, 1, &to, &first, 1, 0, stream);
+    });
+    refused([&] {
+      return swcu::test::api().cuMemDiscardAndPrefetchBatchAsync(&mem, &size, 1, &to, &first, 1, 0,
+                                                                 stream);
+    });
+    refused([&] { return swcu::test::api().cuMemPrefetchAsync_v2(mem, 64, to, 0, stream); });
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuStreamSynchronize(stream));
+    CHECK(all_bytes(mem, 64, 0x12));
+    CHECK(last_prefetch(mem, 64).type == CU_MEM_LOCATION_TYPE_INVALID);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuMemFree_v2(mem));
   }
 }

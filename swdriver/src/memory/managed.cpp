@@ -127,6 +127,8 @@ CUresult prefetch(Sym sym, NullStream null, CUdeviceptr address, std::size_t cou
     Location loc;
     if (const CUresult r = parse_location(s, location, loc)) return r;
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    // No graph node holds a prefetch (CUgraphNodeType has none): a capture refuses it.
+    if (const auto r = capture_other(s, *q)) return *r;
     for (PageState& p : pages_of(*a, address, count)) {
       p.prefetch_type = static_cast<std::int8_t>(loc.type);
       p.prefetch_id = static_cast<std::int8_t>(loc.id);
