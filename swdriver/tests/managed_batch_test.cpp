@@ -82,6 +82,13 @@ TEST_SUITE("managed memory batch operations") {
     CHECK(last_prefetch(m, page).type == CU_MEM_LOCATION_TYPE_DEVICE);
     CHECK(last_prefetch(m, page).id == 0);
     CHECK(last_prefetch(m + page, 3 * page).type == CU_MEM_LOCATION_TYPE_HOST);
+    // Managed memory reports where it was prefetched to, as after cuMemPrefetchAsync.
+    unsigned type = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, m));
+    CHECK(type == CU_MEMORYTYPE_DEVICE);
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, m + 2 * page));
+    CHECK(type == CU_MEMORYTYPE_HOST);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     CHECK(all_bytes(m, 4 * page, 0x11));  // a prefetch keeps the contents
 
