@@ -204,6 +204,30 @@ void cuwrap_pool_alloc_free_async(State& st) {
   });
 }
 
+void raw_prefetch_batch(State& st) {
+  run(st, none, [&] {
+    const auto& drv = *table;
+    const std::size_t half = fx->managed.size_bytes() / 2;
+    CUdeviceptr dptrs[2] = {fx->managed.address(), fx->managed.address() + half};
+    std::size_t sizes[2] = {half, half};
+    CUmemLocation to{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    std::size_t first = 0;
+    for (auto _ : st) {
+      ok(drv.cuMemPrefetchBatchAsync(dptrs, sizes, 2, &to, &first, 1, 0, fx->s.get()),
+         "cuMemPrefetchBatchAsync");
+    }
+  });
+}
+void cuwrap_prefetch_batch(State& st) {
+  run(st, none, [&] {
+    const auto span = fx->managed.span();
+    const cuwrap::managed_range ranges[] = {span.first(span.size() / 2),
+                                            span.last(span.size() / 2)};
+    const auto to = cuwrap::memory_location::on(cuwrap::device::get(0));
+    for (auto _ : st) cuwrap::prefetch(fx->s, ranges, to);
+  });
+}
+
 void raw_launch_empty_kernel(State& st) {
   run(st, fx->kernels_missing, [&] {
     const auto& drv = *table;
@@ -360,6 +384,7 @@ int main(int argc, char** argv) {
     add("memset_async", raw_memset_async, cuwrap_memset_async);
     add("device_alloc_free", raw_device_alloc_free, cuwrap_device_alloc_free);
     add("pool_alloc_free_async", raw_pool_alloc_free_async, cuwrap_pool_alloc_free_async);
+    add("prefetch_batch", raw_prefetch_batch, cuwrap_prefetch_batch);
     add("graph_launch", raw_graph_launch, cuwrap_graph_launch);
     add("module_load_ptx", raw_module_load_ptx, cuwrap_module_load_ptx);
     add("kernel_lookup", raw_kernel_lookup, cuwrap_kernel_lookup);

@@ -70,6 +70,8 @@ struct fixture {
   cuwrap::device_buffer<int> d{ctx, elements};
   cuwrap::pinned_buffer<int> h{ctx, 1};
   cuwrap::memory_pool pool{ctx.device()};
+  /// Two ranges of managed memory, for the batch prefetch.
+  cuwrap::managed_buffer<int> managed{ctx, 2 * elements};
   cuwrap::launch_config cfg{cuwrap::dims{1}, cuwrap::dims{32}};
   /// With one attribute: a priority within every device's range (0 to -5 on an H100).
   cuwrap::launch_config cfg_ex =

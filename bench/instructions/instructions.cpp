@@ -179,6 +179,30 @@ LOOP(cuwrap_pool_alloc_free_async) {
   }
 }
 
+// Two managed ranges prefetched to the device in one cuMemPrefetchBatchAsync.
+LOOP(raw_prefetch_batch) {
+  const auto& drv = *table;
+  const CUstream s = fx->s.get();
+  CUdeviceptr dptrs[2] = {fx->managed.address(),
+                          fx->managed.address() + cuwrap_bench::elements * sizeof(int)};
+  std::size_t sizes[2] = {cuwrap_bench::elements * sizeof(int),
+                          cuwrap_bench::elements * sizeof(int)};
+  CUmemLocation to{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  std::size_t first = 0;
+  for (int i = 0; i < n; ++i) {
+    ok(drv.cuMemPrefetchBatchAsync(dptrs, sizes, 2, &to, &first, 1, 0, s),
+       "cuMemPrefetchBatchAsync");
+  }
+}
+LOOP(cuwrap_prefetch_batch) {
+  const cuwrap::stream_ref s = fx->s;
+  const auto span = fx->managed.span();
+  const cuwrap::managed_range ranges[] = {span.first(cuwrap_bench::elements),
+                                          span.last(cuwrap_bench::elements)};
+  const cuwrap::memory_location to{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  for (int i = 0; i < n; ++i) cuwrap::prefetch(s, ranges, to);
+}
+
 // Not hot paths: reported for what they cost, not checked.
 LOOP(raw_event_create_destroy) {
   const auto& drv = *table;
@@ -335,6 +359,7 @@ operation operations[] = {
     {"alloc_free_async", raw_alloc_free_async, cuwrap_alloc_free_async, 2, &nothing_missing},
     {"pool_alloc_free_async", raw_pool_alloc_free_async, cuwrap_pool_alloc_free_async, 2,
      &nothing_missing},
+    {"prefetch_batch", raw_prefetch_batch, cuwrap_prefetch_batch, 1, &nothing_missing},
     {"launch_typed_0", raw_launch_0, cuwrap_launch_typed_0, 1, nullptr},
     {"launch_typed_16", raw_launch_16, cuwrap_launch_typed_16, 1, nullptr},
     {"launch_0", raw_launch_0, cuwrap_launch_0, 1, nullptr},

@@ -31,6 +31,10 @@ struct memory_location {
   }
   /// Host memory.
   [[nodiscard]] static memory_location host() noexcept { return {CU_MEM_LOCATION_TYPE_HOST, 0}; }
+  /// Host memory of NUMA node `node`.
+  [[nodiscard]] static memory_location host_numa(int node) noexcept {
+    return {CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
+  }
   /// As the driver's struct.
   [[nodiscard]] CUmemLocation native() const noexcept { return CUmemLocation{type, id}; }
   friend constexpr bool operator==(memory_location, memory_location) noexcept = default;
@@ -156,5 +160,34 @@ class managed_buffer
 
 static_assert(!std::is_copy_constructible_v<managed_buffer<int>> &&
               std::is_nothrow_move_constructible_v<managed_buffer<int>>);
+
+/// A range of managed memory (cuMemAllocManaged, a managed pool) for the batch operations.
+struct managed_range {
+  CUdeviceptr address = 0;  ///< where it starts
+  std::size_t bytes = 0;    ///< how long it is (not 0)
+
+  constexpr managed_range() noexcept = default;
+  /// The range [address, address + bytes).
+  constexpr managed_range(CUdeviceptr start, std::size_t size) noexcept
+      : address{start}, bytes{size} {}
+  /// The bytes of a span of managed memory (a managed_buffer's span(), say).
+  template <class T>
+  managed_range(device_span<T> memory) noexcept  // NOLINT(google-explicit-constructor)
+      : address{memory.address()}, bytes{memory.size_bytes()} {}
+};
+
+/// Prefetches every range to `to`, in stream order, as ONE driver call (cuMemPrefetchBatchAsync,
+/// CUDA 13; no call for no ranges). `s` must not be the legacy default stream.
+void prefetch(stream_ref s, std::span<const managed_range> ranges, memory_location to,
+              std::source_location where = std::source_location::current());
+/// Discards every range, in stream order (cuMemDiscardBatchAsync, CUDA 13; one call): their
+/// contents are undefined until written or prefetched again. `s` must not be the legacy default
+/// stream.
+void discard(stream_ref s, std::span<const managed_range> ranges,
+             std::source_location where = std::source_location::current());
+/// Discards every range, then prefetches it to `to` (cuMemDiscardAndPrefetchBatchAsync, CUDA
+/// 13; one call): memory about to be overwritten moves without its old contents.
+void discard_and_prefetch(stream_ref s, std::span<const managed_range> ranges, memory_location to,
+                          std::source_location where = std::source_location::current());
 
 }  // namespace cuwrap

@@ -25,6 +25,80 @@ enum class pool_access {
   read_write = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
 };
 
+/// What memory a pool holds and where (CUmemPoolProps::allocType and location): pinned memory
+/// of a device, pinned host memory (of the host, or of one host NUMA node), or managed memory
+/// (CUDA 13) with a preferred location or none.
+class pool_location {
+ public:
+  /// Pinned memory of `dev` (the pools of CUDA 11.2).
+  [[nodiscard]] static pool_location device(const cuwrap::device& dev) noexcept {
+    return {CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, dev.ordinal()};
+  }
+  /// Pinned host memory (CU_MEM_LOCATION_TYPE_HOST). The driver does not share such pools with
+  /// other processes: use host_numa for that.
+  [[nodiscard]] static constexpr pool_location host() noexcept {
+    return {CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, 0};
+  }
+  /// Pinned host memory of NUMA node `node` (CU_MEM_LOCATION_TYPE_HOST_NUMA; a device's
+  /// nearest node is CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID). Shareable with other processes.
+  [[nodiscard]] static constexpr pool_location host_numa(int node) noexcept {
+    return {CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA, node};
+  }
+  /// Managed memory with no preferred location (CU_MEM_ALLOCATION_TYPE_MANAGED,
+  /// CU_MEM_LOCATION_TYPE_NONE).
+  [[nodiscard]] static constexpr pool_location managed() noexcept {
+    return {CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_NONE, 0};
+  }
+  /// Managed memory that prefers `dev`.
+  [[nodiscard]] static pool_location managed(const cuwrap::device& dev) noexcept {
+    return {CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE, dev.ordinal()};
+  }
+  /// Managed memory that prefers the host.
+  [[nodiscard]] static constexpr pool_location managed_on_host() noexcept {
+    return {CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST, 0};
+  }
+
+  /// Pinned or managed.
+  [[nodiscard]] constexpr CUmemAllocationType allocation_type() const noexcept { return type_; }
+  /// Device, host, host NUMA node, or none (managed memory only).
+  [[nodiscard]] constexpr CUmemLocationType location_type() const noexcept { return where_; }
+  /// The device ordinal or NUMA node (0 for the others).
+  [[nodiscard]] constexpr int id() const noexcept { return id_; }
+  /// True for managed memory.
+  [[nodiscard]] constexpr bool is_managed() const noexcept {
+    return type_ == CU_MEM_ALLOCATION_TYPE_MANAGED;
+  }
+  /// True when the host can access the memory: host and host NUMA pools, managed pools.
+  [[nodiscard]] constexpr bool host_accessible() const noexcept {
+    return is_managed() || where_ == CU_MEM_LOCATION_TYPE_HOST ||
+           where_ == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  }
+  /// As the driver's location struct.
+  [[nodiscard]] constexpr CUmemLocation native() const noexcept {
+    return CUmemLocation{where_, id_};
+  }
+  friend constexpr bool operator==(pool_location, pool_location) noexcept = default;
+
+ private:
+  constexpr pool_location(CUmemAllocationType type, CUmemLocationType where, int id) noexcept
+      : type_{type}, where_{where}, id_{id} {}
+  CUmemAllocationType type_;
+  CUmemLocationType where_;
+  int id_;
+};
+
+/// When a pool may reuse memory freed in stream order for another stream's allocation
+/// (CU_MEMPOOL_ATTR_REUSE_*; each is on by default).
+enum class pool_reuse {
+  /// After an event dependency on the freeing stream
+  /// (CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES).
+  follow_event_dependencies = CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+  /// When the free is known to be complete (CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC).
+  allow_opportunistic = CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+  /// By inserting a dependency on the free (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES).
+  allow_internal_dependencies = CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+};
+
 /// A pool's memory statistics, in bytes.
 struct pool_usage {
   std::uint64_t reserved_current = 0;  ///< backing memory the pool holds now
@@ -75,6 +149,12 @@ class memory_pool_ref {
   /// Reserved and used memory, now and at the high-water marks (4 cuMemPoolGetAttribute).
   [[nodiscard]] pool_usage usage(
       std::source_location where = std::source_location::current()) const;
+  /// Whether the pool follows a reuse policy (cuMemPoolGetAttribute).
+  [[nodiscard]] bool reuse(pool_reuse policy,
+                           std::source_location where = std::source_location::current()) const;
+  /// Turns a reuse policy on or off (cuMemPoolSetAttribute).
+  void set_reuse(pool_reuse policy, bool enabled,
+                 std::source_location where = std::source_location::current()) const;
   /// Resets the high-water marks to the current values (cuMemPoolSetAttribute).
   void reset_high_watermarks(std::source_location where = std::source_location::current()) const;
   /// Lets `dev` access memory from this pool (cuMemPoolSetAccess).
@@ -104,7 +184,8 @@ struct memory_pool_options {
   /// everything, so repeated allocations are fast; the driver's own default is 0.
   std::uint64_t release_threshold = UINT64_MAX;
   /// How other processes may share the pool (a real driver needs
-  /// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED for posix_fd).
+  /// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED for posix_fd; device and
+  /// host NUMA pools only: the driver refuses it for host and managed pools).
   pool_sharing sharing = pool_sharing::none;
 };
 
@@ -121,13 +202,17 @@ struct memory_pool_traits {
 };
 }  // namespace detail
 
-/// An owning memory pool on a device (cuMemPoolCreate, destroyed with cuMemPoolDestroy; memory
-/// still allocated from it stays valid until freed). Move-only. A moved-from pool is empty: its
-/// operations throw cuwrap::usage_error.
+/// An owning memory pool of any location (cuMemPoolCreate, destroyed with cuMemPoolDestroy;
+/// memory still allocated from it stays valid until freed). Move-only. A moved-from pool is
+/// empty: its operations throw cuwrap::usage_error.
 class memory_pool : public detail::unique_handle<detail::memory_pool_traits> {
  public:
   /// Creates a pool of `dev`'s memory, then sets its release threshold (two driver calls).
   explicit memory_pool(const device& dev, memory_pool_options options = {},
+                       std::source_location where = std::source_location::current());
+  /// Creates a pool of `location` (device, host, host NUMA node or managed memory), then sets
+  /// its release threshold (two driver calls).
+  explicit memory_pool(pool_location location, memory_pool_options options = {},
                        std::source_location where = std::source_location::current());
 
   /// The device's default pool, which cuMemAllocAsync uses (cuDeviceGetDefaultMemPool).
@@ -147,6 +232,24 @@ class memory_pool : public detail::unique_handle<detail::memory_pool_traits> {
   memory_pool(native_handle_type handle, pool_sharing sharing) noexcept
       : unique_handle{handle, sharing} {}
 };
+
+/// The pool cuMemAllocAsync uses on `dev` now (cuDeviceGetMemPool).
+[[nodiscard]] memory_pool_ref current_pool(
+    const device& dev, std::source_location where = std::source_location::current());
+/// Makes `pool`, a pool of `dev`'s memory, the one cuMemAllocAsync uses on `dev`
+/// (cuDeviceSetMemPool). The pool must outlive its use: destroying it makes the default current.
+void set_current_pool(const device& dev, memory_pool_ref pool,
+                      std::source_location where = std::source_location::current());
+/// The default pool of a location (cuMemGetDefaultMemPool, CUDA 13).
+[[nodiscard]] memory_pool_ref default_pool(
+    pool_location location, std::source_location where = std::source_location::current());
+/// The current pool of a location (cuMemGetMemPool, CUDA 13).
+[[nodiscard]] memory_pool_ref current_pool(
+    pool_location location, std::source_location where = std::source_location::current());
+/// Makes `pool`, a pool of that location and kind, the current pool of `location`
+/// (cuMemSetMemPool, CUDA 13).
+void set_current_pool(pool_location location, memory_pool_ref pool,
+                      std::source_location where = std::source_location::current());
 
 static_assert(!std::is_copy_constructible_v<memory_pool> &&
               std::is_nothrow_move_constructible_v<memory_pool> &&

@@ -151,4 +151,55 @@ TEST_SUITE("env") {
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(memory.owner_stream));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuMemPoolDestroy(memory.pool));
   }
+
+  // cuMemPoolCreate (cuda.h): "In the case of pools created with CU_MEM_LOCATION_TYPE_HOST_NUMA
+  // or CU_MEM_LOCATION_TYPE_HOST, their default accessibility will be from the host CPU": a
+  // kernel on a device the pool has not let in faults on its memory (CUDA_ERROR_ILLEGAL_ADDRESS,
+  // sticky); once cuMemPoolSetAccess lets the device in, the kernel reads and writes the same
+  // host memory the CPU sees.
+  TEST_CASE_FIXTURE(swcu::test::GraphTest,
+                    "peer: kernels need pool access to a host pool's memory") {
+    constexpr unsigned n = 32;
+    for (const CUmemLocationType type :
+         {CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA}) {
+      CAPTURE(type);
+      CUmemPoolProps props{};
+      props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      props.location.type = type;
+      CUmemoryPool pool = nullptr;
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemPoolCreate(&pool, &props));
+      const CUstream owner = create_stream();
+      CUdeviceptr data = 0;
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemAllocFromPoolAsync(&data, n * 4, pool, owner));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(owner));
+      auto* const host = reinterpret_cast<float*>(data);
+      for (unsigned i = 0; i < n; ++i) host[i] = 1.0f;
+      float a = 2.0f;
+      unsigned count = n;
+      void* args[] = {&a, &data, &data, &count};
+      const auto round = [&](CUresult expected) {
+        const CUcontext other = create_context(0);
+        const CUstream s = create_stream();
+        const CUfunction saxpy = function(load(read_bytes(kernel_file("sw_kernels.ptx"))), "saxpy");
+        SWCU_TEST_REQUIRE_SUCCESS(
+            mod().cuLaunchKernel(saxpy, 1, 1, 1, n, 1, 1, 0, s, args, nullptr));
+        SWCU_TEST_CHECK_RESULT(api().cuStreamSynchronize(s), expected);
+        SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(other));
+        SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxSetCurrent(ctx));
+      };
+      round(CUDA_ERROR_ILLEGAL_ADDRESS);
+      CHECK(host[0] == 1.0f);  // nothing was written
+      CUmemAccessDesc desc{};
+      desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      desc.location.id = 0;
+      desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemPoolSetAccess(pool, &desc, 1));
+      round(CUDA_SUCCESS);
+      CHECK(host[n - 1] == 3.0f);  // y = 2y + y, seen by the host
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFreeAsync(data, owner));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(owner));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(owner));
+      SWCU_TEST_REQUIRE_SUCCESS(api().cuMemPoolDestroy(pool));
+    }
+  }
 }

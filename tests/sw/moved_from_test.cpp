@@ -237,6 +237,13 @@ TEST_SUITE("moved from") {
     const auto dev = cuwrap::device::get(0);  // outside: device::get calls the driver
     check_moved_from(msg("allow_access"), [&] { a.allow_access(dev); });
     check_moved_from(msg("access"), [&] { (void)a.access(dev); });
+    check_moved_from(msg("reuse"), [&] { (void)a.reuse(cuwrap::pool_reuse::allow_opportunistic); });
+    check_moved_from(msg("set_reuse"),
+                     [&] { a.set_reuse(cuwrap::pool_reuse::allow_opportunistic, false); });
+    check_moved_from(moved_from_argument_message("", "set_current_pool", "memory_pool"),
+                     [&] { cuwrap::set_current_pool(dev, a); });
+    check_moved_from(moved_from_argument_message("", "set_current_pool", "memory_pool"),
+                     [&] { cuwrap::set_current_pool(cuwrap::pool_location::host(), view); });
     check_moved_from(moved_from_argument_message("", "export_pool", "memory_pool"),
                      [&] { (void)cuwrap::export_pool(a); });
     check_moved_from(moved_from_argument_message("", "export_pool", "memory_pool"),
@@ -245,6 +252,14 @@ TEST_SUITE("moved from") {
     auto kept = std::move(gone);
     check_moved_from(moved_from_argument_message("memory_pool", "allocate", "stream"),
                      [&] { (void)b.allocate<int>(gone, 4); });
+    const cuwrap::managed_range ranges[] = {{CUdeviceptr{0x1000}, 64}};
+    const auto host = cuwrap::memory_location::host();
+    check_moved_from(moved_from_argument_message("", "prefetch", "stream"),
+                     [&] { cuwrap::prefetch(gone, ranges, host); });
+    check_moved_from(moved_from_argument_message("", "discard", "stream"),
+                     [&] { cuwrap::discard(gone, ranges); });
+    check_moved_from(moved_from_argument_message("", "discard_and_prefetch", "stream"),
+                     [&] { cuwrap::discard_and_prefetch(gone, ranges, host); });
   }
 
   TEST_CASE_FIXTURE(fixture, "a moved-from module, library or kernel fails before the driver") {

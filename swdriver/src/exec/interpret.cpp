@@ -73,9 +73,10 @@ std::vector<ptx::MemoryRange> memory_map(State& s, const Context& ctx) {
   out.reserve(s.address_map.size());
   for (const auto& [base, a] : s.address_map) {
     if (a->stage == Allocation::Stage::pending || a->size == 0) continue;
-    // A device pool's memory only where cuMemPoolSetAccess lets the device in (memory.hpp).
-    if (a->pool && a->pool->charges_device() &&
-        device_access(*a, ctx.device) == CU_MEM_ACCESS_FLAGS_PROT_NONE) {
+    // Pool memory only where cuMemPoolSetAccess lets the device in (memory.hpp): a device
+    // pool's peers, and every device for a host or host NUMA pool, whose "default
+    // accessibility will be from the host CPU" (cuMemPoolCreate); managed pools let all in.
+    if (a->pool && device_access(*a, ctx.device) == CU_MEM_ACCESS_FLAGS_PROT_NONE) {
       continue;
     }
     if (a->kind == SWCU_ADDRESS_RESERVATION) {  // only what the device may access (vmm.hpp)

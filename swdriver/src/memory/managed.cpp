@@ -1,11 +1,14 @@
-// Managed memory: advice (cuMemAdvise), prefetch (cuMemPrefetchAsync) and range attributes
-// (cuMemRangeGetAttribute[s]). Allocation itself is in memory.cpp.
+// Managed memory: advice (cuMemAdvise), prefetch (cuMemPrefetchAsync), the batch operations of
+// CUDA 13 (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync)
+// and range attributes (cuMemRangeGetAttribute[s]). Allocation itself is in memory.cpp.
 #include <algorithm>
 #include <cstring>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "memory/memory.hpp"
+#include "sched/capture_hooks.hpp"
 
 namespace swcu {
 namespace {
@@ -124,6 +127,8 @@ CUresult prefetch(Sym sym, NullStream null, CUdeviceptr address, std::size_t cou
     Location loc;
     if (const CUresult r = parse_location(s, location, loc)) return r;
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    // No graph node holds a prefetch (CUgraphNodeType has none): a capture refuses it.
+    if (const auto r = capture_other(s, *q)) return *r;
     for (PageState& p : pages_of(*a, address, count)) {
       p.prefetch_type = static_cast<std::int8_t>(loc.type);
       p.prefetch_id = static_cast<std::int8_t>(loc.id);
@@ -134,6 +139,104 @@ CUresult prefetch(Sym sym, NullStream null, CUdeviceptr address, std::size_t cou
       return find_range(state, address, count, Access::execute) != nullptr
                  ? CUDA_SUCCESS
                  : CUDA_ERROR_ILLEGAL_ADDRESS;
+    };
+    enqueue(s, lock, *q, std::move(op));
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- batch operations (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync,
+// cuMemDiscardAndPrefetchBatchAsync) ----
+
+// What a discarded byte reads as until it is written again. cuda.h: "Reading from a discarded
+// range, without a subsequent write or prefetch to that part of the range, will return an
+// indeterminate value"; this driver makes that value this byte, at once and for the whole
+// range, so that a program that reads discarded data sees garbage rather than its old data. A
+// prefetch after the discard keeps the poison (any value is one the real driver may return).
+constexpr unsigned char kDiscardedByte = 0xDB;
+
+enum class Batch { prefetch, discard, discard_and_prefetch };
+
+struct BatchRange {
+  CUdeviceptr address = 0;
+  std::size_t size = 0;
+  Location to;  // where it is prefetched (unused for a discard)
+};
+
+// The prefetch location of each operation: "the first entry in prefetchLocIdxs must always be
+// 0. Also, each entry must be greater than the previous entry and the last entry should be less
+// than count. Furthermore, numPrefetchLocs must be lesser than or equal to count."
+CUresult batch_locations(State& s, std::size_t count, const CUmemLocation* locations,
+                         const std::size_t* first_ops, std::size_t location_count,
+                         std::vector<BatchRange>& ranges) {
+  if (location_count == 0 || location_count > count || locations == nullptr ||
+      first_ops == nullptr || first_ops[0] != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (std::size_t k = 0; k < location_count; ++k) {
+    if (k > 0 && first_ops[k] <= first_ops[k - 1]) return CUDA_ERROR_INVALID_VALUE;
+    if (first_ops[k] >= count) return CUDA_ERROR_INVALID_VALUE;
+    Location loc;
+    if (const CUresult r = parse_location(s, locations[k], loc)) return r;
+    const std::size_t end = k + 1 < location_count ? first_ops[k + 1] : count;
+    for (std::size_t i = first_ops[k]; i < end; ++i) ranges[i].to = loc;
+  }
+  return CUDA_SUCCESS;
+}
+
+// The batch as a whole is one operation of the stream; its ranges are checked (each must be
+// managed memory: this driver reports CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS 0) and its
+// prefetch locations recorded when it is enqueued, as cuMemPrefetchAsync's are. "hStream - ...
+// Must not be legacy NULL stream": CUDA_ERROR_INVALID_VALUE; "flags - ... Must be zero".
+CUresult batch(Sym sym, NullStream null, Batch kind, CUdeviceptr* dptrs, std::size_t* sizes,
+               std::size_t count, CUmemLocation* locations, std::size_t* first_ops,
+               std::size_t location_count, unsigned long long flags, CUstream stream) {
+  return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
+    std::shared_ptr<Queue> q;
+    if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
+    if (q->kind == Queue::Kind::legacy) return CUDA_ERROR_INVALID_VALUE;
+    if (flags != 0 || count == 0 || dptrs == nullptr || sizes == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::vector<BatchRange> ranges(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      Allocation* a = nullptr;
+      if (const CUresult r = managed_range(s, dptrs[i], sizes[i], a)) return r;
+      ranges[i].address = dptrs[i];
+      ranges[i].size = sizes[i];
+    }
+    if (kind != Batch::discard) {
+      if (const CUresult r =
+              batch_locations(s, count, locations, first_ops, location_count, ranges)) {
+        return r;
+      }
+    }
+    if (const auto r = capture_other(s, *q)) return *r;
+    unsigned long long bytes = 0;
+    if (kind != Batch::discard) {
+      for (const BatchRange& range : ranges) {
+        Allocation* const a = find_range(s, range.address, range.size, Access::now);
+        for (PageState& p : pages_of(*a, range.address, range.size)) {
+          p.prefetch_type = static_cast<std::int8_t>(range.to.type);
+          p.prefetch_id = static_cast<std::int8_t>(range.to.id);
+        }
+        bytes += range.size;
+      }
+    }
+    Op op;
+    op.bytes = bytes;
+    op.work = [ranges = std::move(ranges), kind](State& state) {
+      for (const BatchRange& range : ranges) {
+        if (find_range(state, range.address, range.size, Access::execute) == nullptr) {
+          return CUDA_ERROR_ILLEGAL_ADDRESS;
+        }
+      }
+      if (kind != Batch::prefetch) {
+        for (const BatchRange& range : ranges) {
+          std::memset(reinterpret_cast<void*>(range.address), kDiscardedByte, range.size);
+        }
+      }
+      return CUDA_SUCCESS;
     };
     enqueue(s, lock, *q, std::move(op));
     return CUDA_SUCCESS;
@@ -260,6 +363,55 @@ CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstD
                                  CUstream hStream) {
   return swcu::prefetch(Sym::cuMemPrefetchAsync_ptsz, swcu::NullStream::per_thread, devPtr, count,
                         swcu::legacy_location(dstDevice), 0, hStream);
+}
+
+CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                 CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs,
+                                 size_t numPrefetchLocs, unsigned long long flags,
+                                 CUstream hStream) {
+  return swcu::batch(Sym::cuMemPrefetchBatchAsync, swcu::NullStream::legacy, swcu::Batch::prefetch,
+                     dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
+                     hStream);
+}
+
+CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                      CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs,
+                                      size_t numPrefetchLocs, unsigned long long flags,
+                                      CUstream hStream) {
+  return swcu::batch(Sym::cuMemPrefetchBatchAsync_ptsz, swcu::NullStream::per_thread,
+                     swcu::Batch::prefetch, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,
+                     numPrefetchLocs, flags, hStream);
+}
+
+CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                unsigned long long flags, CUstream hStream) {
+  return swcu::batch(Sym::cuMemDiscardBatchAsync, swcu::NullStream::legacy, swcu::Batch::discard,
+                     dptrs, sizes, count, nullptr, nullptr, 0, flags, hStream);
+}
+
+CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                     unsigned long long flags, CUstream hStream) {
+  return swcu::batch(Sym::cuMemDiscardBatchAsync_ptsz, swcu::NullStream::per_thread,
+                     swcu::Batch::discard, dptrs, sizes, count, nullptr, nullptr, 0, flags,
+                     hStream);
+}
+
+CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                           CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs,
+                                           size_t numPrefetchLocs, unsigned long long flags,
+                                           CUstream hStream) {
+  return swcu::batch(Sym::cuMemDiscardAndPrefetchBatchAsync, swcu::NullStream::legacy,
+                     swcu::Batch::discard_and_prefetch, dptrs, sizes, count, prefetchLocs,
+                     prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+}
+
+CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                                CUmemLocation* prefetchLocs,
+                                                size_t* prefetchLocIdxs, size_t numPrefetchLocs,
+                                                unsigned long long flags, CUstream hStream) {
+  return swcu::batch(Sym::cuMemDiscardAndPrefetchBatchAsync_ptsz, swcu::NullStream::per_thread,
+                     swcu::Batch::discard_and_prefetch, dptrs, sizes, count, prefetchLocs,
+                     prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute,
