@@ -4,6 +4,7 @@
 #include "cuwrap/capture.hpp"
 #include "cuwrap/context.hpp"
 #include "cuwrap/device.hpp"
+#include "cuwrap/dlpack.hpp"
 #include "cuwrap/driver.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
