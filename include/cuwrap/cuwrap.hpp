@@ -1,10 +1,10 @@
-// The umbrella header: everything in the core library.
+// The umbrella header: everything in the core library but cuwrap/dlpack.hpp (include it where
+// you exchange tensors: it brings <complex>, which every other user would pay for).
 #pragma once
 
 #include "cuwrap/capture.hpp"
 #include "cuwrap/context.hpp"
 #include "cuwrap/device.hpp"
-#include "cuwrap/dlpack.hpp"
 #include "cuwrap/driver.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
