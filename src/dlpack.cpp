@@ -237,11 +237,14 @@ DLManagedTensorVersioned* make_versioned(const export_request& request,
              where);
       }
       holder->strides[static_cast<std::size_t>(i)] = stride;
-      if (extent > 0) {
-        last += (extent - 1) * stride;
+      std::int64_t reach = 0;
+      if ((extent > 0 && (__builtin_mul_overflow(extent - 1, stride, &reach) ||
+                          __builtin_add_overflow(last, reach, &last))) ||
+          __builtin_mul_overflow(count, extent, &count) ||
+          __builtin_mul_overflow(step, extent, &step)) {
+        fail(CUDA_ERROR_INVALID_VALUE, api,
+             "shape " + extents(options.shape.data(), ndim) + " overflows 64-bit indices", where);
       }
-      count *= extent;
-      step *= extent;
     }
     if (count != 0 && last >= size) {
       fail(

@@ -142,7 +142,8 @@ struct owner_base {
 /// Keeps an `O` (a buffer, a shared_ptr, ...) until the deleter runs.
 template <class O>
 struct owner_of final : owner_base {
-  explicit owner_of(O&& o) : value{std::move(o)} {}
+  template <class U>
+  explicit owner_of(U&& o) : value{std::forward<U>(o)} {}
   O value;
 };
 
@@ -396,6 +397,7 @@ class tensor {
     expect_held("span", where);
     return {static_cast<T*>(view_.first), view_.count};
   }
+  /// The same view (no call site in a moved-from tensor's usage_error).
   operator device_span<T>() const { return span({}); }
   /// The elements as a host span. Device memory (kDLCUDA) throws cuwrap::error.
   [[nodiscard]] std::span<T> host(

@@ -222,6 +222,28 @@ TEST_SUITE("dlpack") {
     CHECK(deletions == 1);
   }
 
+  TEST_CASE_FIXTURE(sw_fixture, "an exported buffer keeps its context alive after the context") {
+    int deletions = 0;
+    const auto owner = counted_owner(deletions);  // an lvalue owner is copied in
+    dl::unique_tensor t;
+    dl::unique_tensor shared;
+    {
+      cuwrap::primary_context ctx{cuwrap::device::get(0)};
+      cuwrap::device_buffer<int> buffer{ctx, 4};
+      cuwrap::fill(buffer.span(), 7);  // synchronous: runs in the buffer's context
+      shared = dl::to_dlpack(buffer.span(), owner);
+      t = dl::to_dlpack(std::move(buffer));
+    }  // the primary context variable is gone; the buffer in the tensor still holds it
+    CHECK(cuwrap::primary_context::is_active(cuwrap::device::get(0)));
+    std::vector<int> back(4);
+    cuwrap::copy(back, dl::device_view<const int>(t.get()));
+    CHECK(back == std::vector<int>(4, 7));
+    shared.reset();
+    CHECK(deletions == 0);  // `owner` still holds a reference
+    t.reset();              // frees the buffer, then releases the primary context
+    CHECK_FALSE(cuwrap::primary_context::is_active(cuwrap::device::get(0)));
+  }
+
   TEST_CASE_FIXTURE(sw_fixture, "host spans export as kDLCPU or kDLCUDAHost by what CUDA knows") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
     std::vector<int> v = iota_vector(5);
@@ -265,6 +287,10 @@ TEST_SUITE("dlpack") {
     std::vector<int> v(4);
     CHECK_THROWS_WITH_AS((void)dl::to_dlpack_unowned(std::span{v}, options),
                          doctest::Contains("negative extent or stride"), cuwrap::error);
+    const std::array<std::int64_t, 3> huge{1LL << 40, 1LL << 40, 1LL << 40};
+    options.shape = huge;
+    CHECK_THROWS_WITH_AS((void)dl::to_dlpack_unowned(std::span{v}, options),
+                         doctest::Contains("overflows 64-bit indices"), cuwrap::error);
     const std::array<std::int64_t, 2> wide{2, 2};
     const std::array<std::int64_t, 2> strides{1, 2};  // column-major: allowed on export
     options.shape = wide;
