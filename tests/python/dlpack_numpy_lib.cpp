@@ -54,9 +54,10 @@ int cuwrap_test_start() {
 /// Releases the context (after every exported tensor was deleted).
 void cuwrap_test_stop() { context.reset(); }
 
-/// rows x cols int32 in pinned memory, element i = i * i, as a legacy DLManagedTensor whose
-/// deleter frees the memory (cols == 0: one dimension of rows). Null on failure.
-void* cuwrap_test_export_pinned(std::int64_t rows, std::int64_t cols) {
+/// rows x cols int32 in pinned memory, element i = i * i, as a DLManagedTensorVersioned (or,
+/// with `legacy`, a DLManagedTensor) whose deleter frees the memory (cols == 0: one dimension
+/// of rows). Null on failure.
+void* cuwrap_test_export_pinned(std::int64_t rows, std::int64_t cols, int legacy) {
   try {
     const std::int64_t count = cols == 0 ? rows : rows * cols;
     cuwrap::pinned_buffer<std::int32_t> buffer{*context, static_cast<std::size_t>(count)};
@@ -71,12 +72,18 @@ void* cuwrap_test_export_pinned(std::int64_t rows, std::int64_t cols) {
     }
     const auto memory = buffer.host();
     auto tensor = dl::to_dlpack(memory, std::pair{std::move(buffer), deletion_counter{}}, options);
-    return dl::to_legacy(std::move(tensor)).release();
+    if (legacy != 0) {
+      return dl::to_legacy(std::move(tensor)).release();
+    }
+    return tensor.release();
   } catch (const std::exception& e) {
     last_error = e.what();
     return nullptr;
   }
 }
+
+/// Element i of the memory last exported (to see numpy's writes).
+std::int32_t cuwrap_test_read_last(std::int64_t i) { return last_export[i]; }
 
 /// Writes element i of the memory last exported (numpy must see it: no copy).
 void cuwrap_test_write_last(std::int64_t i, std::int32_t value) { last_export[i] = value; }
@@ -84,13 +91,19 @@ void cuwrap_test_write_last(std::int64_t i, std::int32_t value) { last_export[i]
 /// How many exported tensors were deleted.
 int cuwrap_test_deletions() { return deletions; }
 
-/// Takes the legacy DLManagedTensor `t` (numpy's), views it as float64 host memory, returns the
-/// sum of its elements and deletes it. On a failed check the tensor is deleted too, and the
-/// result is -1 with the message in cuwrap_test_error().
-double cuwrap_test_import_sum(void* t) {
+/// Takes the DLManagedTensorVersioned (or, with `legacy`, DLManagedTensor) `t` (numpy's),
+/// views it as float64 host memory, returns the sum of its elements and deletes it. On a failed
+/// check the tensor is deleted too, and the result is -1 with the message in
+/// cuwrap_test_error().
+double cuwrap_test_import_sum(void* t, int legacy) {
   try {
-    const dl::tensor<const double> imported{
-        dl::unique_legacy_tensor{static_cast<dl::DLManagedTensor*>(t)}, dl::access::host};
+    const dl::tensor<const double> imported =
+        legacy != 0 ? dl::tensor<const double>{dl::unique_legacy_tensor{
+                                                   static_cast<dl::DLManagedTensor*>(t)},
+                                               dl::access::host}
+                    : dl::tensor<const double>{
+                          dl::unique_tensor{static_cast<dl::DLManagedTensorVersioned*>(t)},
+                          dl::access::host};
     const auto values = imported.host();
     return std::accumulate(values.begin(), values.end(), 0.0);
   } catch (const std::exception& e) {
