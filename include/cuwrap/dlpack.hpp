@@ -147,11 +147,10 @@ struct owner_of final : owner_base {
   O value;
 };
 
-/// What an export describes: `count` elements of `element_size` bytes at `data`.
+/// What an export describes: `count` elements of type `dtype` at `data`.
 struct export_request {
   void* data;
   std::size_t count;
-  std::size_t element_size;
   DLDataType dtype;
   DLDevice device;
 };
@@ -199,47 +198,54 @@ import_request request_for(access a, std::optional<int> device_ordinal) {
   return {dtype_of<T>, sizeof(T), alignof(T), !std::is_const_v<T>, a, device_ordinal};
 }
 
+/// `owner` on the heap (nothing for no_owner), before anything can fail: from here on, a
+/// failed export destroys it.
 template <class Owner>
-DLManagedTensorVersioned* make(const export_request& request, const export_options& options,
-                               Owner&& owner, const char* api, std::source_location where) {
-  std::unique_ptr<owner_base> held;
-  if constexpr (!std::is_same_v<std::remove_cvref_t<Owner>, no_owner>) {
-    held = std::make_unique<owner_of<std::remove_cvref_t<Owner>>>(std::forward<Owner>(owner));
+std::unique_ptr<owner_base> hold(Owner&& owner) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<Owner>, no_owner>) {
+    return nullptr;
+  } else {
+    return std::make_unique<owner_of<std::remove_cvref_t<Owner>>>(std::forward<Owner>(owner));
   }
-  return make_versioned(request, options, std::move(held), api, where);
 }
 
 template <class T, class Buffer>
 DLManagedTensorVersioned* export_buffer(Buffer&& buffer, DLDeviceType type, bool ask_device,
-                                        export_options options, const char* api,
+                                        const export_options& options, const char* api,
                                         std::source_location where) {
-  T* const data = buffer.data(where);
+  T* const data = buffer.data(where);  // a moved-from buffer throws here, before anything
+  const std::size_t count = buffer.size();
+  auto held = hold(std::move(buffer));
   DLDevice device{type, 0};
   if (ask_device && data != nullptr) {
     device = device_of(data, false, api, where);
   }
-  const export_request request{data, buffer.size(), sizeof(T), dtype_of<T>, device};
-  return make(request, options, std::move(buffer), api, where);
+  return make_versioned({data, count, dtype_of<T>, device}, options, std::move(held), api, where);
 }
 
 template <class T, class Owner>
 DLManagedTensorVersioned* export_span(T* data, std::size_t count, bool host, export_options options,
                                       Owner&& owner, const char* api, std::source_location where) {
+  auto held = hold(std::forward<Owner>(owner));
   DLDevice device{host ? kDLCPU : kDLCUDA, 0};
   if (data != nullptr) {
     device = device_of(data, host, api, where);
   }
-  const export_request request{const_cast<std::remove_const_t<T>*>(data), count, sizeof(T),
-                               dtype_of<T>, device};
   if constexpr (std::is_const_v<T>) {
     options.read_only = true;
   }
-  return make(request, options, std::forward<Owner>(owner), api, where);
+  return make_versioned({const_cast<std::remove_const_t<T>*>(data), count, dtype_of<T>, device},
+                        options, std::move(held), api, where);
 }
 
 }  // namespace detail
 
 // ---- Export ------------------------------------------------------------------------------
+//
+// An export hands its buffer or owner over before anything can fail: when it throws
+// (cuwrap::error naming what was wrong, or the pointer query's or the handshake's driver error),
+// the buffer has been freed and the owner destroyed. A moved-from buffer throws
+// cuwrap::usage_error before anything happens.
 
 /// A device_buffer as a versioned tensor (kDLCUDA, the buffer's device ordinal: one
 /// cuPointerGetAttributes). The buffer moves into the tensor and is freed by its deleter.

@@ -122,6 +122,19 @@ TEST_SUITE("dlpack") {
     check_one_call("cuMemFree_v2", [&] { t.reset(); });
   }
 
+  TEST_CASE_FIXTURE(sw_fixture, "an empty buffer exports as an empty tensor, with no call") {
+    current_primary p;
+    cuwrap::device_buffer<int> empty{p.ctx, 0};
+    dl::unique_tensor t;
+    // No address to ask the driver about: device_id stays 0.
+    CHECK(calls_made_by([&] { t = dl::to_dlpack(std::move(empty)); }).empty());
+    CHECK(t->dl_tensor.data == nullptr);
+    CHECK(t->dl_tensor.shape[0] == 0);
+    CHECK(t->dl_tensor.device.device_type == dl::kDLCUDA);
+    CHECK(dl::device_view<int>(t.get(), 0).empty());
+    CHECK(calls_made_by([&] { t.reset(); }).empty());
+  }
+
   TEST_CASE_FIXTURE(sw_fixture, "pinned and managed buffers export without a driver call") {
     current_primary p;
     cuwrap::pinned_buffer<float> pinned{p.ctx, 4};
