@@ -97,7 +97,7 @@ struct export_options {
   /// must not exceed the number of elements.
   std::span<const std::int64_t> shape{};
   /// Strides in elements, one per extent, non-negative; empty: compact row-major. The
-  /// tensor always carries explicit strides (some consumers reject null ones).
+  /// tensor always carries explicit strides, never a null pointer.
   std::span<const std::int64_t> strides{};
   /// Marks the tensor read-only (versioned tensors only: DLPACK_FLAG_BITMASK_READ_ONLY).
   bool read_only = false;
