@@ -1,4 +1,5 @@
-// The umbrella header: everything in the core library.
+// The umbrella header: everything in the core library but cuwrap/dlpack.hpp (include it where
+// you exchange tensors: it brings <complex>, which every other user would pay for).
 #pragma once
 
 #include "cuwrap/capture.hpp"
