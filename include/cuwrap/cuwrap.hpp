@@ -14,6 +14,8 @@
 #include "cuwrap/launch_config.hpp"
 #include "cuwrap/memory.hpp"
 #include "cuwrap/module.hpp"
+#include "cuwrap/multicast.hpp"
 #include "cuwrap/peer.hpp"
 #include "cuwrap/software_driver.hpp"
 #include "cuwrap/stream.hpp"
+#include "cuwrap/virtual_memory.hpp"

@@ -13,6 +13,7 @@
 
 #include "core/config.hpp"
 #include "memory/memory.hpp"
+#include "memory/multicast.hpp"
 
 namespace swcu {
 namespace {
@@ -91,6 +92,7 @@ int create_file(const CUmemAllocationProp& prop, std::size_t size) noexcept {
 // Frees `v` when neither a handle reference nor a mapping holds it.
 void free_if_unused(State& s, VmmAllocation& v) noexcept {
   if (v.refs != 0 || v.mappings != 0) return;
+  if (v.multicast) release_multicast(s, v);
   if (v.charged != 0) {
     s.devices[static_cast<std::size_t>(v.prop.location.id)].memory_used -= v.charged;
   }
@@ -276,6 +278,7 @@ CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocat
   return call(Sym::cuMemExportToShareableHandle, [=](State& s) -> CUresult {
     const VmmAllocation* const v = swcu::find_vmm_allocation(s, handle);
     if (shareableHandle == nullptr || v == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (v->multicast) return CUDA_ERROR_NOT_SUPPORTED;  // multicast objects stay in the process
     if (type == CU_MEM_HANDLE_TYPE_WIN32 || type == CU_MEM_HANDLE_TYPE_WIN32_KMT ||
         type == CU_MEM_HANDLE_TYPE_FABRIC) {
       return CUDA_ERROR_NOT_SUPPORTED;
