@@ -91,8 +91,8 @@ virtual_memory_resource::virtual_memory_resource(cuwrap::device d, std::size_t m
   }
 }
 
-void* virtual_memory_resource::allocate(std::size_t bytes, std::size_t alignment) {
-  const std::source_location where = std::source_location::current();
+void* virtual_memory_resource::allocate(std::size_t bytes, std::size_t alignment,
+                                        std::source_location where) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     detail::throw_error(make_error_code(CUDA_ERROR_INVALID_VALUE),
                         "cuwrap::mr::virtual_memory_resource::allocate",

@@ -191,6 +191,22 @@ TEST_SUITE("virtual_memory") {
                          doctest::Contains("cuMemAddressReserve(1000 bytes"), cuwrap::error);
   }
 
+  TEST_CASE_FIXTURE(sw_fixture,
+                    "GPUDirect RDMA memory is refused where the device cannot make it") {
+    // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0 on the software driver.
+    const auto dev = cuwrap::device::get(0);
+    CHECK(dev.raw_attribute(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED) == 0);
+    cuwrap::physical_memory_options options;
+    options.gpu_direct_rdma = true;
+    try {
+      const cuwrap::physical_memory memory{dev, 2 * kMiB, options};
+      FAIL("made RDMA-capable memory on a device without support");
+    } catch (const cuwrap::error& e) {
+      CHECK(e.code() == cuwrap::make_error_code(CUDA_ERROR_NOT_SUPPORTED));
+      CHECK(std::string{e.api()} == "cuMemCreate");
+    }
+  }
+
   TEST_CASE_FIXTURE(sw_fixture, "exporting memory that was not created shareable says how") {
     cuwrap::physical_memory plain{cuwrap::device::get(0), 2 * kMiB};
     CHECK_THROWS_WITH_AS((void)plain.export_fd(),

@@ -28,8 +28,8 @@ class virtual_memory_resource {
   /// `alignment` must be a power of two; the start is aligned to the larger of it and the
   /// granularity. Throws cuwrap::error (CUDA_ERROR_INVALID_VALUE when `bytes` exceeds
   /// max_bytes()), and then has created nothing.
-  [[nodiscard]] void* allocate(std::size_t bytes,
-                               std::size_t alignment = alignof(std::max_align_t));
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = alignof(std::max_align_t),
+                               std::source_location where = std::source_location::current());
   /// Frees what allocate returned: unmaps, releases and frees the range (cuMemUnmap waits for
   /// queued work). An unknown pointer is reported to the nothrow error handler.
   void deallocate(void* p, std::size_t bytes,

@@ -65,6 +65,8 @@ CUresult check_properties(State& s, const CUmemAllocationProp& prop) {
   // "In all other cases, this field is required to be zero."
   if (prop.win32HandleMetaData != nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (prop.allocFlags.usage != 0) return CUDA_ERROR_NOT_SUPPORTED;  // no sparse arrays here
+  // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0: no RDMA-capable memory.
+  if (prop.allocFlags.gpuDirectRDMACapable != 0) return CUDA_ERROR_NOT_SUPPORTED;
   return CUDA_SUCCESS;
 }
 
