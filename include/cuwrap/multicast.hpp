@@ -40,8 +40,16 @@ class multicast_object {
   multicast_object& operator=(const multicast_object&) = delete;
   /// Moves; the source is empty afterwards.
   multicast_object(multicast_object&&) noexcept = default;
-  /// Moves; the previous object is released unless a mapping still holds it.
-  multicast_object& operator=(multicast_object&&) noexcept = default;
+  /// Moves; the previous object unbinds its memory and is released unless a mapping still
+  /// holds it.
+  multicast_object& operator=(multicast_object&& other) noexcept {
+    if (this != &other) {
+      multicast_object old{std::move(*this)};  // unbinds as it goes
+      state_ = std::move(other.state_);
+      bindings_ = std::move(other.bindings_);
+    }
+    return *this;
+  }
   /// Unbinds everything still bound (cuMulticastUnbind) before the handle is released.
   ~multicast_object();
 

@@ -273,6 +273,47 @@ TEST_SUITE("virtual_memory") {
   }
 }
 
+TEST_SUITE("multicast") {
+  TEST_CASE_FIXTURE(sw_fixture, "multicast: a team of one and a moved-from object") {
+    const auto dev = cuwrap::device::get(0);
+    cuwrap::primary_context ctx{dev};
+    cuwrap::scoped_current_context current{ctx};
+    cuwrap::multicast_object team{{1, 2 * kMiB}};
+    CHECK(team.get() != 0);
+    CHECK_THROWS_WITH_AS(cuwrap::multicast_object({1, 4096}),
+                         doctest::Contains("cuMulticastCreate(1 devices, 4096 bytes per device"),
+                         cuwrap::error);
+    team.add_device(dev);
+    CHECK_THROWS_WITH_AS(team.add_device(dev), doctest::Contains("cuMulticastAddDevice(device 0"),
+                         cuwrap::error);
+    cuwrap::physical_memory memory{dev, 2 * kMiB};
+    team.bind(0, memory, 0, 2 * kMiB);
+    cuwrap::address_reservation range{2 * kMiB};
+    auto mc = cuwrap::map(range, 0, team);
+    mc.set_access(dev);
+    cuwrap::fill(mc.span<int>().first(8), 11);
+    // The memory bound holds what was stored through the range.
+    cuwrap::address_reservation unicast{2 * kMiB};
+    auto direct = unicast.map(0, memory);
+    direct.set_access(dev);
+    std::vector<int> back(8);
+    cuwrap::copy(back, direct.span<int>().first(8));
+    CHECK(back == std::vector<int>(8, 11));
+    // Destroying the object unbinds; the mapping keeps the handle until it goes.
+    cuwrap::multicast_object moved = std::move(team);
+    CHECK(team.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+    CHECK(team.get() == 0);
+    CHECK_THROWS_AS(team.add_device(dev), cuwrap::usage_error);
+    CHECK_THROWS_AS(team.bind(0, memory, 0, 2 * kMiB), cuwrap::usage_error);
+    CHECK_THROWS_AS(team.unbind(dev, 0, 2 * kMiB), cuwrap::usage_error);
+    CHECK_THROWS_WITH_AS((void)cuwrap::map(range, 0, team),
+                         doctest::Contains("cuwrap::multicast_object::map"), cuwrap::usage_error);
+    const auto calls = calls_made_by([&] { moved = cuwrap::multicast_object{{1, 2 * kMiB}}; });
+    CHECK(calls ==
+          cuwrap::testing::call_counts{{"cuMulticastCreate", 1}, {"cuMulticastUnbind", 1}});
+  }
+}
+
 TEST_SUITE("virtual_memory_resource") {
   TEST_CASE_FIXTURE(sw_fixture, "an allocation grows in place and keeps its contents") {
     current_primary p;
