@@ -27,3 +27,6 @@ cuwrap_sw_env_test("fault sweep: enabling peer access and opening IPC memory" "S
 cuwrap_sw_env_test("the first call through the process table loads the driver" "SWCUDA_DEVICES=1")
 cuwrap_sw_env_test("first calls from many threads at once load the driver once" "SWCUDA_DEVICES=1")
 cuwrap_sw_env_test("with two devices a buffer on device 1 exports as kDLCUDA 1" "SWCUDA_DEVICES=2")
+cuwrap_sw_env_test("multicast: a store through the multicast range reaches both devices"
+                   "SWCUDA_DEVICES=2")
+cuwrap_sw_env_test("multicast: fault sweep over create and add and bind and map" "SWCUDA_DEVICES=2")

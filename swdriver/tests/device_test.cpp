@@ -113,7 +113,7 @@ TEST_SUITE("devices") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) == 0);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED) == 0);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED) == 0);
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) == 1);  // multicast_test.cpp
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH) == 0);
     // "Device supports unified function pointers": cuLibraryGetUnifiedFunction finds none here.
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS) == 0);

@@ -467,6 +467,25 @@ TEST_CASE_FIXTURE(VmmTest, "vmm: host allocations have host access and a page gr
   SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemRelease(h));
 }
 
+// allocFlags.gpuDirectRDMACapable asks for memory a third-party device can reach with GPUDirect
+// RDMA; the software driver reports CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED 0,
+// so it cannot make such memory, nor say what its granularity would be.
+TEST_CASE_FIXTURE(VmmTest, "vmm: GPUDirect RDMA capable memory is not supported") {
+  int rdma = 1;
+  SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetAttribute(
+      &rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 0));
+  CHECK(rdma == 0);
+  CUmemAllocationProp prop = device_prop();
+  prop.allocFlags.gpuDirectRDMACapable = 1;
+  CUmemGenericAllocationHandle h = 0;
+  SWCU_TEST_CHECK_RESULT(cu.cuMemCreate(&h, kTwoMiB, &prop, 0), CUDA_ERROR_NOT_SUPPORTED);
+  std::size_t g = 0;
+  SWCU_TEST_CHECK_RESULT(
+      cu.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+      CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(ctl.live_handles(SWCU_VMM_ALLOCATION) == 0);
+}
+
 TEST_CASE_FIXTURE(VmmTest, "vmm: the functions count their calls and obey fault rules") {
   REQUIRE(ctl.add_fault_rule("cuMemCreate:1:CUDA_ERROR_OUT_OF_MEMORY;"
                              "cuMemAddressReserve:1:CUDA_ERROR_NOT_PERMITTED") == 0);

@@ -4,6 +4,9 @@
 //   ipc_child <memory handle> <event handle> <count>
 //       opens a device allocation and an event another process exported (handles as hex),
 //       waits for the event and adds 1 to every int
+//   ipc_child vmm <fd> <bytes> <count>
+//       imports physical memory (cuMemImportFromShareableHandle) from the inherited descriptor,
+//       maps it, checks that int i is i and writes 2 * i + 1
 //   ipc_child pool <fd> <pointer data> <count>
 //       imports the pool whose descriptor it inherited (number <fd>) and the allocation the
 //       pointer data (hex) names, checks that int i is i, writes 2 * i + 1 to it, frees it and
@@ -52,9 +55,36 @@ int pool_mode(int fd, const cuwrap::ipc_pool_pointer& pointer, std::size_t count
   return 0;  // frees the imported memory before the exporter does (it waits for this exit)
 }
 
+// Imports the physical memory behind descriptor `fd`, maps it, checks that int i is i for the
+// first `count` and writes 2 * i + 1.
+int vmm_mode(int fd, std::size_t bytes, std::size_t count) {
+  const cuwrap::file_descriptor inherited{fd};
+  const auto dev = cuwrap::device::get(0);
+  cuwrap::primary_context ctx{dev};
+  cuwrap::scoped_current_context current{ctx};
+  const auto memory = cuwrap::physical_memory::import_fd(inherited, bytes);
+  cuwrap::address_reservation range{bytes};
+  auto mapping = range.map(0, memory);
+  mapping.set_access(dev);
+  std::vector<int> values(count);
+  cuwrap::copy(values, mapping.span<int>().first(count));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (values[i] != static_cast<int>(i)) {
+      std::fprintf(stderr, "ipc_child vmm: int %zu is %d, expected %zu\n", i, values[i], i);
+      return 3;
+    }
+    values[i] = static_cast<int>(2 * i + 1);
+  }
+  cuwrap::copy(mapping.span<int>().first(count), values);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
+  if (argc == 5 && std::string{argv[1]} == "vmm") {
+    return vmm_mode(std::stoi(argv[2]), std::stoul(argv[3]), std::stoul(argv[4]));
+  }
   if (argc == 5 && std::string{argv[1]} == "pool") {
     return pool_mode(std::stoi(argv[2]), from_hex<cuwrap::ipc_pool_pointer>(argv[3]),
                      std::stoul(argv[4]));

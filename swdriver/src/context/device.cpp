@@ -218,7 +218,7 @@ std::optional<int> device_attribute(int attribute, CUdevice device) {
     case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: return 0;
     case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: return CU_DEVICE_NUMA_CONFIG_NONE;
     case CU_DEVICE_ATTRIBUTE_NUMA_ID: return -1;
-    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 1;  // memory/multicast.cpp
     case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return 0;
     case CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: return 0;

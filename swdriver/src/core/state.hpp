@@ -144,6 +144,9 @@ struct State {
   /// Peer access enabled with cuCtxEnablePeerAccess, as (context id, peer context id) pairs;
   /// the pairs of a context go when it is destroyed or reset (peer.cpp).
   std::set<std::pair<unsigned long long, unsigned long long>> peer_access;
+  /// Called under the lock after each executed device operation (a layer above sets it:
+  /// memory/multicast.cpp keeps multicast objects' bound memory consistent); nullptr: nothing.
+  void (*after_device_work)(State&) noexcept = nullptr;
 
   [[nodiscard]] Registry& registry(swcu_handle_kind kind) noexcept {
     return registries[static_cast<std::size_t>(kind)];

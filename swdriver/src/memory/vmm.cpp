@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "memory/multicast.hpp"
 #include "memory/vmm_allocation.hpp"
 #include "sched/sched.hpp"
 
@@ -260,6 +261,12 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
   return call(Sym::cuMemMap, [=](State& s) -> CUresult {
     swcu::VmmAllocation* const v = swcu::find_vmm_allocation(s, handle);
     if (v == nullptr || flags != 0 || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    // "All devices must be added to the multicast team before a virtual address range can be
+    // mapped to the multicast object. A call to cuMemMap will block until all devices have been
+    // added": with one process there is nobody to add them, so this refuses instead.
+    if (v->multicast && v->multicast->devices.size() < v->multicast->device_count) {
+      return CUDA_ERROR_NOT_PERMITTED;
+    }
     const std::size_t unit = swcu::minimum_granularity(v->prop.location);
     if (ptr % unit != 0 || size % unit != 0 || offset % unit != 0 || offset > v->size ||
         size > v->size - offset) {

@@ -13,6 +13,7 @@
 
 #include "core/config.hpp"
 #include "memory/memory.hpp"
+#include "memory/multicast.hpp"
 
 namespace swcu {
 namespace {
@@ -64,6 +65,8 @@ CUresult check_properties(State& s, const CUmemAllocationProp& prop) {
   // "In all other cases, this field is required to be zero."
   if (prop.win32HandleMetaData != nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (prop.allocFlags.usage != 0) return CUDA_ERROR_NOT_SUPPORTED;  // no sparse arrays here
+  // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0: no RDMA-capable memory.
+  if (prop.allocFlags.gpuDirectRDMACapable != 0) return CUDA_ERROR_NOT_SUPPORTED;
   return CUDA_SUCCESS;
 }
 
@@ -91,6 +94,7 @@ int create_file(const CUmemAllocationProp& prop, std::size_t size) noexcept {
 // Frees `v` when neither a handle reference nor a mapping holds it.
 void free_if_unused(State& s, VmmAllocation& v) noexcept {
   if (v.refs != 0 || v.mappings != 0) return;
+  if (v.multicast) release_multicast(s, v);
   if (v.charged != 0) {
     s.devices[static_cast<std::size_t>(v.prop.location.id)].memory_used -= v.charged;
   }
@@ -276,6 +280,7 @@ CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocat
   return call(Sym::cuMemExportToShareableHandle, [=](State& s) -> CUresult {
     const VmmAllocation* const v = swcu::find_vmm_allocation(s, handle);
     if (shareableHandle == nullptr || v == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (v->multicast) return CUDA_ERROR_NOT_SUPPORTED;  // multicast objects stay in the process
     if (type == CU_MEM_HANDLE_TYPE_WIN32 || type == CU_MEM_HANDLE_TYPE_WIN32_KMT ||
         type == CU_MEM_HANDLE_TYPE_FABRIC) {
       return CUDA_ERROR_NOT_SUPPORTED;

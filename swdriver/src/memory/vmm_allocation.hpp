@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/api.hpp"
 
@@ -24,6 +25,8 @@ namespace swcu {
 inline constexpr std::size_t kVmmGranularity = std::size_t{2} << 20;
 
 /// A physical allocation: what a CUmemGenericAllocationHandle points to.
+struct VmmMulticast;  // multicast.hpp
+
 struct VmmAllocation final : Object {
   VmmAllocation() noexcept : Object(SWCU_VMM_ALLOCATION) {}
   /// Closes the memfd (mappings are gone by then).
@@ -39,6 +42,8 @@ struct VmmAllocation final : Object {
   /// every handle of the same memory (an import of an allocation this process holds).
   unsigned long long block_id = 0;
   std::uint64_t inode = 0;  ///< of `fd`: what tells two handles of the same memory
+  /// Set for a multicast object (cuMulticastCreate): its team and bindings.
+  std::shared_ptr<VmmMulticast> multicast;
 };
 
 /// The allocation a handle names while the program holds a reference to it; nullptr for any

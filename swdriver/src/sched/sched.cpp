@@ -87,6 +87,7 @@ void run_head(State& s, Lock& lock, Queue& q) {
     case OpKind::work:
       if (error == CUDA_SUCCESS && broken == CUDA_SUCCESS && op.work) {
         error = op.work(s);
+        if (s.after_device_work != nullptr) s.after_device_work(s);
         // A fault of the device itself (a bad address) breaks the context, as on a GPU.
         if (is_device_fault(error) && ctx.sticky_error == CUDA_SUCCESS) {
           ctx.sticky_error = error;
