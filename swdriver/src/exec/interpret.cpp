@@ -120,12 +120,26 @@ CUresult run(State& s, const Prepared& p) {
   }
   l.explicit_cluster = p.spec.explicit_cluster;
   l.dynamic_shared = p.spec.shared_bytes;
-  l.params = p.spec.params;
   std::size_t needed = 0;
   for (std::size_t i = 0; i < entry.params.size(); ++i) {
     needed = std::max<std::size_t>(needed, entry.param_offsets[i] + entry.params[i].size);
   }
-  if (l.params.size() < needed) l.params.resize(needed, 0);
+  if (p.spec.offsets.size() == entry.params.size()) {
+    // Packed by the function's layout, which for an image with SASS is the ELF's: a parameter
+    // aligned to more than 16 bytes (a __grid_constant__ CUtensorMap) sits where its constant
+    // bank address is aligned (offset 112 for the first on sm_90), not where the PTX puts it.
+    l.params.assign(needed, 0);
+    for (std::size_t i = 0; i < entry.params.size(); ++i) {
+      const std::size_t from = p.spec.offsets[i];
+      const std::size_t size = std::min<std::size_t>(p.spec.sizes[i], entry.params[i].size);
+      if (from + size <= p.spec.params.size()) {
+        std::memcpy(l.params.data() + entry.param_offsets[i], p.spec.params.data() + from, size);
+      }
+    }
+  } else {
+    l.params = p.spec.params;
+    if (l.params.size() < needed) l.params.resize(needed, 0);
+  }
   l.globals = p.globals;
   l.memory = memory_map(s, ctx);
   l.heap = device_heap(ctx);

@@ -44,9 +44,9 @@ struct Tma : Conformance {
   // Runs tma_box_roundtrip over boxes of box_cols x box_rows (row_step: the map's
   // elementStrides[1]) shifted by (-3, -2), and checks each box and the stored tensor.
   void roundtrip(unsigned box_cols, unsigned box_rows, unsigned row_step, unsigned swizzle,
-                 bool nan_fill = false) {
+                 bool nan_fill = false, CUmodule from = nullptr) {
     INFO("box ", box_cols, " x ", box_rows, ", row step ", row_step, ", swizzle ", swizzle);
-    const CUfunction f = function(load_ptx("tma"), "tma_box_roundtrip");
+    const CUfunction f = function(from != nullptr ? from : load_ptx("tma"), "tma_box_roundtrip");
     const CUdeviceptr dout = zeros<float>(in.size(), -7.0f);
     const auto sw = static_cast<CUtensorMapSwizzle>(swizzle);
     const CUtensorMapFloatOOBfill fill = nan_fill
@@ -122,6 +122,23 @@ TEST_SUITE("conformance.tma") {
   TEST_CASE_FIXTURE(Tma, "conformance.tma: element strides and NaN fill outside the tensor") {
     roundtrip(16, 10, 2, CU_TENSOR_MAP_SWIZZLE_NONE, true);
     roundtrip(32, 9, 3, CU_TENSOR_MAP_SWIZZLE_128B, true);
+  }
+
+  TEST_CASE_FIXTURE(Tma, "conformance.tma: a fatbin with SASS lays its parameters out as its ELF") {
+    // In the SASS, a 128-byte aligned parameter (the __grid_constant__ CUtensorMap) starts at
+    // offset 112, where its constant bank address (0x210 + 112) is aligned; cuFuncGetParamInfo
+    // reports that layout, which launches pack by, and the interpreter moves each parameter to
+    // where the PTX has it (offset 0 and 128).
+    const CUmodule m =
+        load(swcu::test::read_bytes(std::string(SWDRIVER_CONFORMANCE_DIR) + "/tma_sass.fatbin"));
+    const CUfunction f = function(m, "tma_box_roundtrip");
+    std::size_t offset = 0, size = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuFuncGetParamInfo(f, 0, &offset, &size));
+    CHECK(offset == 112);
+    CHECK(size == 128);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuFuncGetParamInfo(f, 1, &offset, &size));
+    CHECK(offset == 240);
+    roundtrip(32, 12, 1, CU_TENSOR_MAP_SWIZZLE_128B, false, m);
   }
 
   TEST_CASE_FIXTURE(Tma, "conformance.tma: a map the driver did not encode faults") {
