@@ -129,7 +129,9 @@ unsigned long long context_ref::id(std::source_location where) const {
 }
 
 detail::context_owner::~context_owner() {
-  if (primary) {
+  if (green != nullptr) {
+    check_nothrow(drv().cuGreenCtxDestroy(green), "cuGreenCtxDestroy");
+  } else if (primary) {
     check_nothrow(drv().cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease");
   } else {
     check_nothrow(drv().cuCtxDestroy(handle), "cuCtxDestroy");

@@ -129,13 +129,16 @@ class scoped_current_context {
 };
 
 namespace detail {
-/// Owns one reference to a context: a primary-context retain or a created context. Children
-/// (streams, events, buffers, modules) share it, so the context outlives all of them.
+/// Owns one reference to a context: a primary-context retain, a created context or a green
+/// context. Children (streams, events, buffers, modules) share it, so the context outlives all
+/// of them.
 struct context_owner {
   CUcontext handle;
   CUdevice device;
   bool primary;
-  context_owner(CUcontext h, CUdevice d, bool p) noexcept : handle{h}, device{d}, primary{p} {}
+  CUgreenCtx green = nullptr;  ///< a green context's: destroyed with cuGreenCtxDestroy
+  context_owner(CUcontext h, CUdevice d, bool p, CUgreenCtx g = nullptr) noexcept
+      : handle{h}, device{d}, primary{p}, green{g} {}
   ~context_owner();
   context_owner(const context_owner&) = delete;
   context_owner& operator=(const context_owner&) = delete;

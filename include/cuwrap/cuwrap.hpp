@@ -9,6 +9,7 @@
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
 #include "cuwrap/graph.hpp"
+#include "cuwrap/green_context.hpp"
 #include "cuwrap/ipc.hpp"
 #include "cuwrap/kernel.hpp"
 #include "cuwrap/launch.hpp"

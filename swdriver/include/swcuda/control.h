@@ -21,7 +21,7 @@ extern "C" {
 static const CUuuid SWCU_CONTROL_TABLE_ID = {
     {'s', 'w', 'c', 'u', 'd', 'a', '-', 'c', 'o', 'n', 't', 'r', 'o', 'l', '-', '1'}};
 
-#define SWCU_CONTROL_VERSION 5
+#define SWCU_CONTROL_VERSION 6
 
 /* Kinds of live handles the driver accounts for. */
 typedef enum swcu_handle_kind {
@@ -44,7 +44,9 @@ typedef enum swcu_handle_kind {
   SWCU_VMM_ALLOCATION = 15,      /* cuMemCreate/cuMemImportFromShareableHandle allocations (live
                                     while a handle reference or a mapping holds them) */
   SWCU_ADDRESS_RESERVATION = 16, /* cuMemAddressReserve ranges */
-  SWCU_HANDLE_KIND_COUNT = 17
+  /* Version 6 and later. */
+  SWCU_GREEN_CONTEXT = 17, /* cuGreenCtxCreate */
+  SWCU_HANDLE_KIND_COUNT = 18
 } swcu_handle_kind;
 
 /* One entry of the call counters: an exported symbol name and how often it ran. */

@@ -1,6 +1,7 @@
 // Shared by context.cpp and primary_context.cpp.
 #pragma once
 
+#include "core/api.hpp"
 #include "core/cuda_api.hpp"
 
 namespace swcu {
@@ -19,5 +20,12 @@ namespace swcu {
 
 /// cuCtxGetApiVersion of contexts made by the current API (3010 for the legacy cuCtxCreate).
 inline constexpr int kContextApiVersion = 3020;
+
+/// Retains the primary context of `dev` (a valid ordinal), creating it when it is not active.
+Context& retain_primary(State& s, CUdevice dev);
+
+/// Releases one reference of the primary context of `dev`; the last one runs its queued work and
+/// destroys it. May release the lock. CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_CONTEXT.
+CUresult release_primary(State& s, Lock& lock, CUdevice dev);
 
 }  // namespace swcu

@@ -13,7 +13,7 @@
 namespace swcu {
 namespace {
 
-constexpr int kSmCount = 132;
+constexpr int kSmCount = static_cast<int>(kDeviceSmCount);
 constexpr int kClockKhz = 1980000;
 constexpr int kSharedPerBlock = 49152;
 constexpr int kRegistersPerBlock = 65536;

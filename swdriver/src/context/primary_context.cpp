@@ -9,26 +9,41 @@
 #include "sched/sched.hpp"
 
 namespace swcu {
+
+Context& retain_primary(State& s, CUdevice dev) {
+  Device& device = *s.device(dev);
+  if (device.primary == nullptr) {
+    device.primary =
+        s.registry(SWCU_PRIMARY_CONTEXT)
+            .add(std::make_unique<Context>(SWCU_PRIMARY_CONTEXT, dev, device.primary_flags,
+                                           kContextApiVersion, s.next_context_id++));
+  }
+  ++device.primary_retains;
+  return *device.primary;
+}
+
+CUresult release_primary(State& s, Lock& lock, CUdevice dev) {
+  Device* const device = s.device(dev);
+  if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+  if (device->primary_retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (device->primary_retains == 1) {
+    drain_context(s, lock, *device->primary);
+    // Host functions ran without the lock: another thread may have retained or released.
+    if (device->primary_retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  if (--device->primary_retains == 0) {
+    reclaim_context(s, *device->primary);
+    s.destroy(SWCU_PRIMARY_CONTEXT, device->primary);
+    device->primary = nullptr;
+  }
+  return CUDA_SUCCESS;
+}
+
 namespace {
 
 // The last release runs the context's queued work, then destroys it.
 CUresult release(Sym sym, CUdevice dev) {
-  return call(sym, [=](State& s, Lock& lock) -> CUresult {
-    Device* const device = s.device(dev);
-    if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-    if (device->primary_retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (device->primary_retains == 1) {
-      drain_context(s, lock, *device->primary);
-      // Host functions ran without the lock: another thread may have retained or released.
-      if (device->primary_retains == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    }
-    if (--device->primary_retains == 0) {
-      reclaim_context(s, *device->primary);
-      s.destroy(SWCU_PRIMARY_CONTEXT, device->primary);
-      device->primary = nullptr;
-    }
-    return CUDA_SUCCESS;
-  });
+  return call(sym, [=](State& s, Lock& lock) -> CUresult { return release_primary(s, lock, dev); });
 }
 
 // The legacy cuDevicePrimaryCtxSetFlags refuses while the context is active; _v2 does not.
@@ -72,14 +87,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     swcu::Device* const device = s.device(dev);
     if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-    if (device->primary == nullptr) {
-      device->primary =
-          s.registry(SWCU_PRIMARY_CONTEXT)
-              .add(std::make_unique<swcu::Context>(SWCU_PRIMARY_CONTEXT, dev, device->primary_flags,
-                                                   swcu::kContextApiVersion, s.next_context_id++));
-    }
-    ++device->primary_retains;
-    *pctx = device->primary->handle();
+    *pctx = swcu::retain_primary(s, dev).handle();
     return CUDA_SUCCESS;
   });
 }

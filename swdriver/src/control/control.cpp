@@ -54,6 +54,7 @@ const char* handle_kind_name(swcu_handle_kind kind) {
     case SWCU_IPC_MAPPING: return "ipc mapping";
     case SWCU_VMM_ALLOCATION: return "vmm allocation";
     case SWCU_ADDRESS_RESERVATION: return "address reservation";
+    case SWCU_GREEN_CONTEXT: return "green context";
     default: break;
   }
   return "unknown";

@@ -43,7 +43,8 @@ Context* State::context(CUcontext handle) noexcept {
   for (const swcu_handle_kind kind : {SWCU_CONTEXT, SWCU_PRIMARY_CONTEXT}) {
     if (Context* const ctx = find<Context>(kind, handle)) return ctx;
   }
-  return nullptr;
+  const auto green = green_contexts.find(handle);
+  return green != green_contexts.end() ? green->second : nullptr;
 }
 
 void State::destroy(swcu_handle_kind kind, const void* handle) noexcept {

@@ -75,6 +75,11 @@ class Registry {
 struct Queue;
 struct MemoryPool;
 struct Allocation;
+struct GreenContext;
+
+/// The simulated device's SMs (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), which green contexts
+/// partition.
+inline constexpr unsigned kDeviceSmCount = 132;
 
 /// A context: created (SWCU_CONTEXT) or a device's primary context (SWCU_PRIMARY_CONTEXT).
 struct Context final : Object {
@@ -103,6 +108,26 @@ struct Context final : Object {
   std::map<std::uint64_t, std::unique_ptr<unsigned char[]>> device_heap;
   std::size_t device_heap_used = 0;
   std::map<std::thread::id, Queue*> per_thread;  ///< created on first use
+  /// The SMs its kernels run on (occupancy, cooperative limits, %nsmid): the device's, or the
+  /// partition of the green context it was converted from.
+  unsigned sm_count = kDeviceSmCount;
+  /// For the context of a green context (cuCtxFromGreenCtx): that green context and the
+  /// primary context it retains, whose modules and events it may use. nullptr otherwise.
+  GreenContext* green = nullptr;
+  Context* green_primary = nullptr;
+
+  /// The context whose modules and events this one shares: itself, or a green context's
+  /// primary context.
+  [[nodiscard]] const Context& space() const noexcept {
+    return green_primary != nullptr ? *green_primary : *this;
+  }
+};
+
+/// A resource descriptor (cuDevResourceGenerateDesc): the device and the SMs it provisions.
+/// The driver API has no call that destroys one, so they live until the process ends.
+struct ResourceDesc {
+  int device = 0;
+  unsigned sm_count = 0;
 };
 
 struct Device {
@@ -147,6 +172,14 @@ struct State {
   /// Called under the lock after each executed device operation (a layer above sets it:
   /// memory/multicast.cpp keeps multicast objects' bound memory consistent); nullptr: nothing.
   void (*after_device_work)(State&) noexcept = nullptr;
+  /// The contexts of live green contexts (cuCtxFromGreenCtx handles), owned by their green
+  /// context (context/green_context.hpp); State::context() finds them here.
+  std::unordered_map<const void*, Context*> green_contexts;
+  /// Every resource descriptor made (never destroyed: see ResourceDesc).
+  std::vector<std::unique_ptr<ResourceDesc>> resource_descs;
+  /// The next cuDevSmResourceSplitByCount call's id, written into the resources it returns.
+  unsigned long long next_split_id = 1;
+  unsigned long long next_green_id = 1;
 
   [[nodiscard]] Registry& registry(swcu_handle_kind kind) noexcept {
     return registries[static_cast<std::size_t>(kind)];

@@ -145,7 +145,7 @@ CUresult run(State& s, const Prepared& p) {
   l.heap = device_heap(ctx);
   static std::uint64_t grid_ids = 0;
   l.grid_id = ++grid_ids;
-  l.sm_count = kSmCount;
+  l.sm_count = p.spec.sm_count;
   l.timeout_seconds = config().kernel_timeout;
   l.workers = config().workers;
   l.max_resident = p.resident;
@@ -227,7 +227,7 @@ Prepared prepare(const Function& f, LaunchSpec spec) {
     const int per_sm = active_blocks_per_sm(
         k.static_shared, max_threads(k), max_dynamic_shared(k, effective_settings(f)),
         static_cast<int>(spec.block[0] * spec.block[1] * spec.block[2]), spec.shared_bytes);
-    p.resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * kSmCount;
+    p.resident = static_cast<std::uint64_t>(std::max(per_sm, 1)) * spec.sm_count;
   }
   p.spec = std::move(spec);
   return p;

@@ -352,7 +352,8 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
     Context& ctx = *q->ctx;
     Function* f = nullptr;
     if (const CUresult r = resolve_function(s, a.f, &ctx, f)) return r;
-    if (f->module->ctx != &ctx) return CUDA_ERROR_INVALID_HANDLE;  // loaded in another context
+    // Loaded in another context (a green context's context shares its primary context's).
+    if (&f->module->ctx->space() != &ctx.space()) return CUDA_ERROR_INVALID_HANDLE;
     const KernelDesc& k = *f->desc;
     const FuncSettings set = effective_settings(*f);
     Attributes attrs;
@@ -365,7 +366,8 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
           active_blocks_per_sm(k.static_shared, max_threads(k), max_dynamic_shared(k, set),
                                static_cast<int>(a.block[0] * a.block[1] * a.block[2]), a.shared);
       const unsigned long long blocks = 1ULL * a.grid[0] * a.grid[1] * a.grid[2];
-      if (blocks > static_cast<unsigned long long>(per_sm) * kSmCount) {
+      // A green context's kernels run on its partition only.
+      if (blocks > static_cast<unsigned long long>(per_sm) * ctx.sm_count) {
         return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
       }
     }
@@ -378,6 +380,7 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
     spec.explicit_cluster = attrs.cluster_given;
     spec.shared_bytes = a.shared;
     spec.cooperative = cooperative;
+    spec.sm_count = ctx.sm_count;
     spec.priority = attrs.priority_given ? attrs.priority : q->priority;
     spec.stream = a.stream;
     // A capturing stream records it as a kernel node instead (capture.hpp): not launched.

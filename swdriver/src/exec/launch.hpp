@@ -20,7 +20,7 @@ namespace swcu {
 /// The occupancy model: 2048 threads and 32 blocks per SM, 228 KiB of shared memory per SM,
 /// each block taking its static and dynamic shared memory plus 1 KiB the system reserves.
 /// Registers are not modelled.
-inline constexpr int kSmCount = 132;
+inline constexpr int kSmCount = static_cast<int>(kDeviceSmCount);  // the whole device
 inline constexpr int kThreadsPerSm = 2048;
 inline constexpr int kBlocksPerSm = 32;
 inline constexpr std::size_t kSharedPerSm = 233472;
@@ -43,6 +43,8 @@ struct LaunchSpec {
   bool explicit_cluster = false;
   unsigned shared_bytes = 0;
   bool cooperative = false;
+  /// SMs of the launching context (a green context's partition): %nsmid and residency
+  unsigned sm_count = kDeviceSmCount;
   int priority = 0;
   CUstream stream = nullptr;         ///< as the program named it
   std::vector<std::size_t> offsets;  ///< empty when the layout is unknown

@@ -74,6 +74,10 @@ CUresult max_potential_block_size(Sym sym, int* min_grid, int* block_size, CUfun
     }
     Model m;
     if (const CUresult r = model_of(s, func, nullptr, m)) return r;
+    // The SMs of the current context: a green context's partition, else the device's.
+    Context* current = nullptr;
+    const unsigned sms =
+        current_context(s, current) == CUDA_SUCCESS ? current->sm_count : kDeviceSmCount;
     // The callback is the program's: call it without the lock.
     if (to_dynamic != nullptr) lock.unlock();
     const int max_size = limit == 0 ? m.max_threads : std::min(limit, m.max_threads);
@@ -93,7 +97,7 @@ CUresult max_potential_block_size(Sym sym, int* min_grid, int* block_size, CUfun
       if (best_threads == kThreadsPerSm) break;
     }
     *block_size = best_size;
-    *min_grid = best_blocks * kSmCount;
+    *min_grid = best_blocks * static_cast<int>(sms);
     return CUDA_SUCCESS;
   });
 }
@@ -221,7 +225,7 @@ CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
     if (const CUresult r = swcu::cluster_volume(*config, m, volume)) return r;
     const int per_sm =
         m.blocks(static_cast<int>(swcu::block_threads(*config)), config->sharedMemBytes);
-    *numClusters = per_sm * swcu::kSmCount / volume;
+    *numClusters = per_sm * static_cast<int>(ctx->sm_count) / volume;  // its partition
     return CUDA_SUCCESS;
   });
 }

@@ -140,7 +140,7 @@ CUresult get_ctx(Sym sym, NullStream null, CUstream handle, CUcontext* pctx, CUg
   return property(sym, null, handle, [=](const Queue& q) {
     if (pctx == nullptr || (has_green && green == nullptr)) return CUDA_ERROR_INVALID_VALUE;
     *pctx = q.ctx->handle();
-    if (has_green) *green = nullptr;  // no green contexts here
+    if (has_green) *green = reinterpret_cast<CUgreenCtx>(q.ctx->green);  // or NULL
     return CUDA_SUCCESS;
   });
 }
