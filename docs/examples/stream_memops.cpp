@@ -9,6 +9,7 @@
 
 int main() try {
   cuwrap::primary_context ctx{cuwrap::device::get(0)};
+  const cuwrap::scoped_current_context current{ctx};  // for mailbox.device()
   cuwrap::stream gpu{ctx}, other{ctx};
   cuwrap::pinned_buffer<std::uint32_t> mailbox{ctx, 1, cuwrap::pinned_flags::device_mapped};
   mailbox[0] = 0;
