@@ -110,6 +110,21 @@ void cuwrap_stream_wait_event(State& st) {
   });
 }
 
+void raw_stream_write_value(State& st) {
+  run(st, none, [&] {
+    const auto& drv = *table;
+    for (auto _ : st) {
+      ok(drv.cuStreamWriteValue32(fx->s.get(), fx->d.address(), 0, 0), "cuStreamWriteValue32");
+    }
+  });
+}
+void cuwrap_stream_write_value(State& st) {
+  run(st, none, [&] {
+    const auto word = cuwrap::device_span<std::uint32_t>::from_address(fx->d.address(), 1);
+    for (auto _ : st) fx->s.write_value(word, 0u);
+  });
+}
+
 void raw_event_create_destroy(State& st) {
   run(st, none, [&] {
     const auto& drv = *table;
@@ -378,6 +393,7 @@ int main(int argc, char** argv) {
     add("event_query", raw_event_query, cuwrap_event_query);
     add("stream_query", raw_stream_query, cuwrap_stream_query);
     add("stream_wait_event", raw_stream_wait_event, cuwrap_stream_wait_event);
+    add("stream_write_value", raw_stream_write_value, cuwrap_stream_write_value);
     add("event_create_destroy", raw_event_create_destroy, cuwrap_event_create_destroy);
     add("stream_create_destroy", raw_stream_create_destroy, cuwrap_stream_create_destroy);
     add("memcpy_async_4_bytes", raw_memcpy_async_4_bytes, cuwrap_memcpy_async_4_bytes);

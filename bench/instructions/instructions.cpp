@@ -9,6 +9,7 @@
 #include <cuda.h>
 #include <swcuda/control.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -114,6 +115,31 @@ LOOP(cuwrap_stream_wait_event) {
   const cuwrap::stream_ref s = fx->s;
   const cuwrap::event_ref e = fx->e;
   for (int i = 0; i < n; ++i) s.wait(e);
+}
+
+LOOP(raw_stream_write_value) {
+  const auto& drv = *table;
+  const CUstream s = fx->s.get();
+  const CUdeviceptr word = fx->d.address();
+  for (int i = 0; i < n; ++i) ok(drv.cuStreamWriteValue32(s, word, 0, 0), "cuStreamWriteValue32");
+}
+LOOP(cuwrap_stream_write_value) {
+  const cuwrap::stream_ref s = fx->s;
+  const auto word = cuwrap::device_span<std::uint32_t>::from_address(fx->d.address(), 1);
+  for (int i = 0; i < n; ++i) s.write_value(word, 0u);
+}
+
+// The word holds 0, so a wait for >= 0 holds at once: the loop measures the enqueue.
+LOOP(raw_stream_wait_value) {
+  const auto& drv = *table;
+  const CUstream s = fx->s.get();
+  const CUdeviceptr word = fx->d.address();
+  for (int i = 0; i < n; ++i) ok(drv.cuStreamWaitValue32(s, word, 0, 0), "cuStreamWaitValue32");
+}
+LOOP(cuwrap_stream_wait_value) {
+  const cuwrap::stream_ref s = fx->s;
+  const auto word = cuwrap::device_span<const std::uint32_t>::from_address(fx->d.address(), 1);
+  for (int i = 0; i < n; ++i) s.wait_value(word, 0u);
 }
 
 LOOP(raw_memcpy_async) {
@@ -354,6 +380,8 @@ operation operations[] = {
     {"stream_query", raw_stream_query, cuwrap_stream_query, 1, &nothing_missing},
     {"stream_synchronize", raw_stream_synchronize, cuwrap_stream_synchronize, 1, &nothing_missing},
     {"stream_wait_event", raw_stream_wait_event, cuwrap_stream_wait_event, 1, &nothing_missing},
+    {"stream_write_value", raw_stream_write_value, cuwrap_stream_write_value, 1, &nothing_missing},
+    {"stream_wait_value", raw_stream_wait_value, cuwrap_stream_wait_value, 1, &nothing_missing},
     {"memcpy_async", raw_memcpy_async, cuwrap_memcpy_async, 1, &nothing_missing},
     {"memset_async", raw_memset_async, cuwrap_memset_async, 1, &nothing_missing},
     {"alloc_free_async", raw_alloc_free_async, cuwrap_alloc_free_async, 2, &nothing_missing},

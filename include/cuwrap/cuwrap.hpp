@@ -20,5 +20,6 @@
 #include "cuwrap/peer.hpp"
 #include "cuwrap/software_driver.hpp"
 #include "cuwrap/stream.hpp"
+#include "cuwrap/stream_waiter.hpp"
 #include "cuwrap/tensor_map.hpp"
 #include "cuwrap/virtual_memory.hpp"

@@ -16,8 +16,11 @@
 #include "cuwrap/detail/driver.hpp"
 #include "cuwrap/detail/event_ref.hpp"
 #include "cuwrap/detail/unique_handle.hpp"
+#include "cuwrap/device_span.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/launch_config.hpp"
+#include "cuwrap/stream_attributes.hpp"
+#include "cuwrap/stream_memops.hpp"
 
 namespace cuwrap {
 
@@ -187,6 +190,101 @@ class stream_ref {
   /// The stream's process-unique id (cuStreamGetId).
   [[nodiscard]] unsigned long long id(
       std::source_location where = std::source_location::current()) const;
+  /// The device the stream's work runs on (cuStreamGetDevice, then cuDeviceGet).
+  [[nodiscard]] cuwrap::device device(
+      std::source_location where = std::source_location::current()) const;
+
+  /// Makes later work in this stream wait until `condition` holds between the first element of
+  /// `word` and `value` (cuStreamWaitValue32 or cuStreamWaitValue64; one driver call). Anything
+  /// may release it: a kernel, a write in another stream, the host through mapped pinned memory,
+  /// another process through IPC memory. `word` is device-accessible memory, not managed
+  /// memory; an empty, null or misaligned `word` throws cuwrap::usage_error before the driver.
+  /// A wait that is never released hangs the stream, as on the GPU.
+  template <memop_word T>
+  void wait_value(device_span<T> word, std::remove_const_t<T> value,
+                  wait_condition condition = wait_condition::greater_equal,
+                  wait_flags flags = wait_flags::none,
+                  std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "wait_value", where);
+    const CUdeviceptr address = detail::memop_address(word, "stream::wait_value", where);
+    const unsigned bits = static_cast<unsigned>(condition) | static_cast<unsigned>(flags);
+    if constexpr (sizeof(T) == 4) {
+      check(detail::driver().cuStreamWaitValue32(handle_, address, value, bits),
+            "cuStreamWaitValue32", where);
+    } else {
+      check(detail::driver().cuStreamWaitValue64(handle_, address, value, bits),
+            "cuStreamWaitValue64", where);
+    }
+  }
+  /// Writes `value` to the first element of `word` when the stream reaches this point
+  /// (cuStreamWriteValue32 or cuStreamWriteValue64; one driver call). Checks `word` as
+  /// wait_value() does.
+  template <memop_word T>
+  requires(!std::is_const_v<T>) void write_value(
+      device_span<T> word, T value, write_flags flags = write_flags::none,
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "write_value", where);
+    const CUdeviceptr address = detail::memop_address(word, "stream::write_value", where);
+    if constexpr (sizeof(T) == 4) {
+      check(detail::driver().cuStreamWriteValue32(handle_, address, value,
+                                                  static_cast<unsigned>(flags)),
+            "cuStreamWriteValue32", where);
+    } else {
+      check(detail::driver().cuStreamWriteValue64(handle_, address, value,
+                                                  static_cast<unsigned>(flags)),
+            "cuStreamWriteValue64", where);
+    }
+  }
+  /// Enqueues the operations of `ops` in order (cuStreamBatchMemOp; one driver call, none for
+  /// an empty batch). The driver may write the operations' internal `alias` fields.
+  void batch(memop_batch& ops, std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "stream", "batch", where);
+    if (ops.empty()) return;
+    check(detail::driver().cuStreamBatchMemOp(handle_, static_cast<unsigned>(ops.size()),
+                                              ops.data(), 0),
+          "cuStreamBatchMemOp", where);
+  }
+  /// As batch(memop_batch&), for a batch built in the call.
+  void batch(memop_batch&& ops,
+             std::source_location where = std::source_location::current()) const {
+    batch(ops, where);
+  }
+
+  /// The stream's L2 access-policy window (cuStreamGetAttribute).
+  [[nodiscard]] cuwrap::access_policy_window access_policy_window(
+      std::source_location where = std::source_location::current()) const;
+  /// Sets the L2 access-policy window for work enqueued from now on (cuStreamSetAttribute).
+  void set_access_policy_window(const cuwrap::access_policy_window& window,
+                                std::source_location where = std::source_location::current()) const;
+  /// How synchronizing calls on the stream wait (cuStreamGetAttribute).
+  [[nodiscard]] cuwrap::synchronization_policy synchronization_policy(
+      std::source_location where = std::source_location::current()) const;
+  /// Sets how synchronizing calls on the stream wait (cuStreamSetAttribute).
+  void set_synchronization_policy(
+      cuwrap::synchronization_policy policy,
+      std::source_location where = std::source_location::current()) const;
+  /// Sets the stream's priority for work enqueued from now on (cuStreamSetAttribute; the driver
+  /// clamps it to cuCtxGetStreamPriorityRange). priority() reads it.
+  void set_priority(int priority,
+                    std::source_location where = std::source_location::current()) const;
+  /// The memory synchronization domain of the stream's kernels (cuStreamGetAttribute).
+  [[nodiscard]] cuwrap::memory_sync_domain memory_sync_domain(
+      std::source_location where = std::source_location::current()) const;
+  /// Sets the memory synchronization domain of the stream's kernels (cuStreamSetAttribute).
+  void set_memory_sync_domain(cuwrap::memory_sync_domain domain,
+                              std::source_location where = std::source_location::current()) const;
+  /// The ids the stream's logical memory synchronization domains map to (cuStreamGetAttribute).
+  [[nodiscard]] cuwrap::memory_sync_domain_map memory_sync_domain_map(
+      std::source_location where = std::source_location::current()) const;
+  /// Sets the ids the stream's logical memory synchronization domains map to
+  /// (cuStreamSetAttribute).
+  void set_memory_sync_domain_map(
+      cuwrap::memory_sync_domain_map map,
+      std::source_location where = std::source_location::current()) const;
+  /// Copies every attribute of `source`, a stream of the same context, to this stream
+  /// (cuStreamCopyAttributes).
+  void copy_attributes_from(stream_ref source,
+                            std::source_location where = std::source_location::current()) const;
 
   friend constexpr bool operator==(stream_ref, stream_ref) noexcept = default;
 

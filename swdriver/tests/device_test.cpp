@@ -99,14 +99,17 @@ TEST_SUITE("devices") {
   }
 
   // What a device attribute advertises, a program may rely on: features the driver does not
-  // implement (stream memory operations, external semaphores, compressible memory, textures and
-  // surfaces, unified function pointers) read 0, as on a device without them; those it does
-  // (tensor maps and cp.async.bulk.tensor) read 1.
+  // implement (external semaphores, compressible memory, textures and surfaces, unified function
+  // pointers) read 0, as on a device without them; those it does (stream memory operations with
+  // 64-bit values, NOR and flushes, tensor maps and cp.async.bulk.tensor) read 1.
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "device attributes advertise only what is implemented") {
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 0);
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) == 0);
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED) == 0);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == 0);

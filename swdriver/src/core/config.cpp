@@ -175,6 +175,16 @@ Config read_config(const char* (*getenv)(const char*)) {
       fail(invalid("SWCUDA_KERNEL_TIMEOUT", *value, "seconds a kernel may run, e.g. 10 or 0.5"));
     }
   }
+  if (const auto value = get("SWCUDA_STREAM_WAIT_TIMEOUT")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(value->c_str(), &end);
+    if (end != value->c_str() && *end == '\0' && seconds >= 0 && seconds < 1e9) {
+      c.stream_wait_timeout = seconds;
+    } else {
+      fail(invalid("SWCUDA_STREAM_WAIT_TIMEOUT", *value,
+                   "seconds a stream memory wait may block a synchronizing call, e.g. 10 or 0.5"));
+    }
+  }
   c.workers = std::clamp(std::thread::hardware_concurrency(), 1u, Config::kMaxWorkers);
   if (const auto value = get("SWCUDA_WORKERS")) {
     const auto n = parse_unsigned(*value);

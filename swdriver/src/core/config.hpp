@@ -36,6 +36,9 @@ struct Config {
   EventTime event_time = EventTime::host;          ///< SWCUDA_EVENT_TIME
   std::size_t launch_log = 4096;  ///< SWCUDA_LAUNCH_LOG: launches the log keeps (the newest)
   double kernel_timeout = 0;      ///< SWCUDA_KERNEL_TIMEOUT, seconds a kernel may run; 0: no limit
+  /// SWCUDA_STREAM_WAIT_TIMEOUT, seconds a synchronizing call waits for a stream memory wait
+  /// that does not hold (cuStreamWaitValue*); 0: no limit, as on a GPU.
+  double stream_wait_timeout = 0;
   /// SWCUDA_WORKERS: host threads that run a launch's CTAs (default: the hardware threads).
   unsigned workers = 1;
   /// The largest SWCUDA_WORKERS.

@@ -64,10 +64,13 @@ CUresult synchronize(Sym sym, NullStream null, CUstream handle) {
 }
 
 CUresult query(Sym sym, NullStream null, CUstream handle) {
-  return call(sym, [=](State& s) -> CUresult {
+  return call(sym, [=](State& s, Lock& lock) -> CUresult {
     std::shared_ptr<Queue> q;
     if (const CUresult r = resolve_stream(s, handle, null, q)) return r;
     if (const CUresult r = capture_sync_check(s, *q)) return r;
+    // A stream memory wait may have been released by the host since (no call told the
+    // scheduler): run what became runnable (in immediate mode) before answering.
+    if (!queue_done(*q)) kick(s, lock);
     if (!queue_done(*q)) return CUDA_ERROR_NOT_READY;
     return take_error(*q);
   });

@@ -1,6 +1,7 @@
 #include "sched/sched.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "core/config.hpp"
@@ -29,11 +30,15 @@ void invoke(CUhostFn fn, CUstreamCallback callback, CUstream handle, CUresult st
   }
 }
 
-bool runnable(const Queue& q) noexcept {
+// A stream memory wait at the head of its queue whose condition does not hold yet.
+bool value_pending(State& s, const Op& head) { return head.ready && !head.ready(s); }
+
+bool runnable(State& s, const Queue& q) {
   if (q.running || q.ops.empty()) return false;
   const Op& head = q.ops.front();
   return std::all_of(head.deps.begin(), head.deps.end(),
-                     [](const std::shared_ptr<Completion>& d) { return d->done; });
+                     [](const std::shared_ptr<Completion>& d) { return d->done; }) &&
+         !value_pending(s, head);
 }
 
 void remove_queue(Context& ctx, const Queue& q) noexcept {
@@ -126,13 +131,47 @@ void progress(State& s, Lock& lock) {
   for (bool ran = true; ran;) {
     ran = false;
     for (const auto& [id, q] : s.busy_queues) {
-      if (runnable(*q)) {
+      if (runnable(s, *q)) {
         run_head(s, lock, *q);  // may change busy_queues: start over
         ran = true;
         break;
       }
     }
   }
+}
+
+// Runs one runnable operation of any queue (in deferred mode too); false if none is.
+bool run_any(State& s, Lock& lock) {
+  for (const auto& [id, q] : s.busy_queues) {
+    if (runnable(s, *q)) {
+      run_head(s, lock, *q);
+      return true;
+    }
+  }
+  return false;
+}
+
+// How long a thread sleeps between two looks at the memory of a stream memory wait that
+// nothing in this process's scheduler can release (the host or another process writes it).
+constexpr auto kValuePollInterval = std::chrono::microseconds(200);
+
+// The head of `q` is a stream memory wait that does not hold. Runs other work that may release
+// it, else sleeps a poll interval; after SWCUDA_STREAM_WAIT_TIMEOUT seconds since `since`, fails
+// the wait (CUDA_ERROR_LAUNCH_TIMEOUT, not sticky: the stream goes on).
+void wait_for_value(State& s, Lock& lock, Queue& q, std::chrono::steady_clock::time_point& since) {
+  if (run_any(s, lock)) {
+    since = std::chrono::steady_clock::now();  // progress: the wait may still be released
+    return;
+  }
+  const double limit = config().stream_wait_timeout;
+  if (limit > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count() >= limit) {
+    Op& head = q.ops.front();
+    head.ready = nullptr;
+    head.fault = Fault{CUDA_ERROR_LAUNCH_TIMEOUT, true, false};
+    return;
+  }
+  s.progress.wait_for(lock, kValuePollInterval);
 }
 
 Queue& new_queue(State& s, Context& ctx, Queue::Kind kind, unsigned int flags, int priority) {
@@ -252,6 +291,7 @@ std::shared_ptr<Completion> enqueue(State& s, Lock& lock, Queue& q, Op op) {
 
 void wait_for(State& s, Lock& lock, const std::shared_ptr<Completion>& target) {
   const std::shared_ptr<Completion> keep = target;
+  auto since = std::chrono::steady_clock::now();
   while (!keep->done) {
     Queue& q = *keep->queue;  // live while the completion is not done
     if (q.running) {
@@ -267,6 +307,8 @@ void wait_for(State& s, Lock& lock, const std::shared_ptr<Completion>& target) {
     }
     if (dep) {
       wait_for(s, lock, dep);  // dependencies always point to earlier operations: no cycle
+    } else if (value_pending(s, q.ops.front())) {
+      wait_for_value(s, lock, q, since);
     } else {
       run_head(s, lock, q);
     }

@@ -65,6 +65,22 @@ struct Op {
   /// undoes what its call did, so nothing is left that no API can free).
   std::function<void(State&)> not_run;
   unsigned long long bytes = 0;  ///< moved by `work`, for the clock
+  /// A stream memory wait (cuStreamWaitValue*, exec/stream_memops.cpp): true once its
+  /// condition holds on the memory (or the memory is gone, so that `work` reports it). Until
+  /// then the operation is not runnable, whatever its dependencies; nothing else tells the
+  /// scheduler when the memory changes, so a thread that waits for it polls (wait_for()).
+  std::function<bool(State&)> ready;
+};
+
+/// What cuStreamSetAttribute stores for a stream (exec/stream_attributes.cpp); the priority is
+/// Queue::priority. The software driver has no L2 cache or memory-sync domains, so they are
+/// kept and reported, and change nothing in how work runs.
+struct StreamAttributes {
+  CUaccessPolicyWindow access_policy_window{};  ///< num_bytes 0: none
+  int sync_policy = CU_SYNC_POLICY_AUTO;        ///< CUsynchronizationPolicy
+  CUlaunchMemSyncDomainMap mem_sync_domain_map{0, 1};
+  int mem_sync_domain = CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;  ///< CUlaunchMemSyncDomain
+  unsigned nvlink_util_centric_scheduling = 0;
 };
 
 /// The work queue of one stream.
@@ -74,8 +90,9 @@ struct Queue : std::enable_shared_from_this<Queue> {
   Kind kind = Kind::created;
   unsigned int flags = 0;  ///< CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING
   int priority = 0;
-  unsigned long long id = 0;  ///< cuStreamGetId, and the scheduler's order
-  Context* ctx = nullptr;     ///< nullptr once the context was destroyed
+  StreamAttributes attributes;  ///< cuStreamSetAttribute
+  unsigned long long id = 0;    ///< cuStreamGetId, and the scheduler's order
+  Context* ctx = nullptr;       ///< nullptr once the context was destroyed
   int device = 0;
   std::deque<Op> ops;
   bool running = false;    ///< its head runs on some thread, with the mutex released
@@ -157,6 +174,11 @@ std::shared_ptr<Completion> enqueue(State& s, Lock& lock, Queue& q, Op op);
 [[nodiscard]] bool queue_done(const Queue& q) noexcept;
 
 /// Runs operations until `c` is done (immediate or deferred mode alike). May release the lock.
+/// When the operation it needs next is a stream memory wait whose condition does not hold, it
+/// runs whatever other work is runnable (in deferred mode too: any of it may write the value),
+/// then polls the memory, which the host or another process may write; after
+/// SWCUDA_STREAM_WAIT_TIMEOUT seconds of that (when set) the wait fails with
+/// CUDA_ERROR_LAUNCH_TIMEOUT, reported asynchronously, and its stream goes on.
 void wait_for(State& s, Lock& lock, const std::shared_ptr<Completion>& c);
 
 /// True for the errors of a kernel's execution that leave the context unusable, as on a GPU
