@@ -73,6 +73,28 @@ context_flags context_ref::flags(std::source_location where) const {
   });
 }
 
+void context_ref::set_flags(context_flags flags, std::source_location where) const {
+  with_current(*this, "set_flags", where, [flags, where](const auto& d) {
+    const CUresult r = d.cuCtxSetFlags(static_cast<unsigned>(flags));
+    if (r != CUDA_SUCCESS) {
+      detail::throw_error(make_error_code(r), "cuCtxSetFlags",
+                          "flags " + std::to_string(static_cast<unsigned>(flags)), where);
+    }
+  });
+}
+
+void context_ref::record_event(event_ref e, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "context", "record_event", where);
+  detail::expect_argument_not_moved_from(!e.empty(), "context", "record_event", "event", where);
+  check(drv().cuCtxRecordEvent(handle_, e.get()), "cuCtxRecordEvent", where);
+}
+
+void context_ref::wait_event(event_ref e, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "context", "wait_event", where);
+  detail::expect_argument_not_moved_from(!e.empty(), "context", "wait_event", "event", where);
+  check(drv().cuCtxWaitEvent(handle_, e.get()), "cuCtxWaitEvent", where);
+}
+
 std::size_t context_ref::limit(context_limit which, std::source_location where) const {
   return with_current(*this, "limit", where, [which, where](const auto& d) {
     std::size_t value = 0;
@@ -161,15 +183,41 @@ std::shared_ptr<const detail::context_owner> retain_primary(cuwrap::device dev,
   }
 }
 
+// What the error of a refused cuCtxCreate says about its options.
+std::string describe(const context_options& options) {
+  std::string text;
+  if (options.sm_count) {
+    text += ", execution affinity of " + std::to_string(*options.sm_count) + " SMs";
+  }
+  if (options.cig) {
+    text += ", CIG data type " + std::to_string(static_cast<unsigned>(options.cig->type));
+  }
+  return text;
+}
+
 std::shared_ptr<const detail::context_owner> create_context(cuwrap::device dev, context_flags flags,
+                                                            const context_options& options,
                                                             std::source_location where) {
   CUctxCreateParams params{};
+  CUexecAffinityParam affinity{};
+  CUctxCigParam cig{};
+  if (options.sm_count) {
+    affinity.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    affinity.param.smCount.val = *options.sm_count;
+    params.execAffinityParams = &affinity;
+    params.numExecAffinityParams = 1;
+  }
+  if (options.cig) {
+    cig.sharedDataType = static_cast<CUcigDataType>(options.cig->type);
+    cig.sharedData = options.cig->shared_data;
+    params.cigParams = &cig;
+  }
   CUcontext handle{};
   const CUresult r = drv().cuCtxCreate(&handle, &params, static_cast<unsigned>(flags), dev.get());
   if (r != CUDA_SUCCESS) {
     detail::throw_error(make_error_code(r), "cuCtxCreate",
                         "device " + std::to_string(dev.ordinal()) + ", flags " +
-                            std::to_string(static_cast<unsigned>(flags)),
+                            std::to_string(static_cast<unsigned>(flags)) + describe(options),
                         where);
   }
   // cuCtxCreate pushed the new context; restore the caller's stack. On any failure the new
@@ -219,6 +267,10 @@ void primary_context::reset(cuwrap::device dev, std::source_location where) {
 }
 
 context::context(cuwrap::device dev, context_flags flags, std::source_location where)
-    : owning_context{create_context(dev, flags, where)} {}
+    : owning_context{create_context(dev, flags, {}, where)} {}
+
+context::context(cuwrap::device dev, context_flags flags, const context_options& options,
+                 std::source_location where)
+    : owning_context{create_context(dev, flags, options, where)} {}
 
 }  // namespace cuwrap

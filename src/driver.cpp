@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "cudaProfilerTypedefs.h"
 #include "cudaTypedefs.h"
 #include "cuwrap/error.hpp"
 
@@ -326,6 +328,18 @@ const driver_table& load_driver(const char* spec, std::source_location where) {
 }
 
 std::span<const driver_entry> driver_entries() noexcept { return entry_infos; }
+
+bool entry_loaded(const driver_table& table, std::string_view base_name) noexcept {
+#define CUWRAP_DRIVER_FUNCTION(name, version)                                              \
+  if (base_name == #name) {                                                                \
+    const auto fn = table.name.get();                                                      \
+    return fn != nullptr && fn != missing_entry_for<index_##name>(fn) &&                   \
+           fn != decltype(table.name)::pointer{load_then_call<&driver_table::name>::call}; \
+  }
+#include "cuwrap/detail/driver_functions.inc"
+#undef CUWRAP_DRIVER_FUNCTION
+  return false;
+}
 
 void check_driver_version(int version, const std::string& path, std::source_location where) {
   if (version < minimum_driver_version) {

@@ -303,8 +303,27 @@ nothrow_error_handler set_nothrow_error_handler(nothrow_error_handler handler) n
 
 namespace detail {
 
+namespace {
+std::atomic<std::string (*)()> error_log_source{nullptr};
+}  // namespace
+
+void set_error_log_source(std::string (*source)()) noexcept {
+  error_log_source.store(source, std::memory_order_release);
+}
+
 void throw_error(std::error_code code, const char* api, std::string_view details,
                  std::source_location where) {
+  if (const auto source = error_log_source.load(std::memory_order_acquire)) [[unlikely]] {
+    if (const std::string logs = source(); !logs.empty()) {
+      const std::string with_logs = std::string{details} + (details.empty() ? "" : "; ") + logs;
+      throw_error_without_logs(code, api, with_logs, where);
+    }
+  }
+  throw_error_without_logs(code, api, details, where);
+}
+
+void throw_error_without_logs(std::error_code code, const char* api, std::string_view details,
+                              std::source_location where) {
   if (code == errc::out_of_memory) {
     throw out_of_memory{code, api, details, where};
   }

@@ -32,6 +32,18 @@ CUevent create_event(const owning_context& ctx, event_flags flags, std::source_l
 event::event(const owning_context& ctx, event_flags flags, std::source_location where)
     : unique_handle{create_event(ctx, flags, where), ctx.lifetime()} {}
 
+void event_ref::record(stream_ref s, event_record_flags flags, std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "event", "record", where);
+  detail::expect_argument_not_moved_from(!s.empty(), "event", "record", "stream", where);
+  const CUresult r =
+      detail::driver().cuEventRecordWithFlags(handle_, s.get(), static_cast<unsigned>(flags));
+  if (r == CUDA_ERROR_INVALID_VALUE && flags == event_record_flags::external) {
+    detail::throw_error(make_error_code(r), "cuEventRecordWithFlags",
+                        "event_record_flags::external is valid only in a capturing stream", where);
+  }
+  check(r, "cuEventRecordWithFlags", where);
+}
+
 std::chrono::duration<float, std::milli> elapsed(event_ref start, event_ref stop,
                                                  std::source_location where) {
   detail::expect_argument_not_moved_from(!start.empty(), nullptr, "elapsed", "start event", where);

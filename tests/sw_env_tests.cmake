@@ -30,3 +30,7 @@ cuwrap_sw_env_test("with two devices a buffer on device 1 exports as kDLCUDA 1" 
 cuwrap_sw_env_test("multicast: a store through the multicast range reaches both devices"
                    "SWCUDA_DEVICES=2")
 cuwrap_sw_env_test("multicast: fault sweep over create and add and bind and map" "SWCUDA_DEVICES=2")
+cuwrap_sw_env_test("with SWCUDA_DRIVER_VERSION=12040 newer features are not supported"
+                   "SWCUDA_DRIVER_VERSION=12040")
+cuwrap_sw_env_test("with an NVTX injection library names and ranges reach the tool"
+                   "NVTX_INJECTION64_PATH=$<TARGET_FILE:cuwrap_nvtx_recorder>")

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/event_ref.hpp"
 #include "cuwrap/device.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/flags.hpp"
@@ -83,6 +84,19 @@ class context_ref {
   /// The context's flags (cuCtxGetFlags).
   [[nodiscard]] context_flags flags(
       std::source_location where = std::source_location::current()) const;
+  /// Replaces the context's flags (cuCtxSetFlags, made current if it is not). Only the
+  /// scheduling policy, coredump and sync_memops flags may change; the driver refuses others.
+  void set_flags(context_flags flags,
+                 std::source_location where = std::source_location::current()) const;
+  /// Records in `e` all the work of the context submitted so far, in all its streams
+  /// (cuCtxRecordEvent, CUDA 12.5; one driver call). `e` must belong to this context; the
+  /// driver refuses a context with a capturing stream and invalidates the capture.
+  void record_event(event_ref e,
+                    std::source_location where = std::source_location::current()) const;
+  /// Makes all work submitted to the context from now on, in any of its streams, wait for
+  /// `e`'s recorded work, without blocking the calling thread (cuCtxWaitEvent, CUDA 12.5; one
+  /// driver call). `e` may belong to another context or device.
+  void wait_event(event_ref e, std::source_location where = std::source_location::current()) const;
   /// A limit's value (cuCtxGetLimit).
   [[nodiscard]] std::size_t limit(
       context_limit which, std::source_location where = std::source_location::current()) const;
@@ -209,6 +223,31 @@ class primary_context : public owning_context {
                     std::source_location where = std::source_location::current());
 };
 
+/// The kind of data a CIG (CUDA in graphics) context shares with a graphics API (CUcigDataType).
+enum class cig_data_type : unsigned {
+  d3d12_command_queue = CIG_DATA_TYPE_D3D12_COMMAND_QUEUE,  ///< a D3D12 command queue
+  nv_blob = CIG_DATA_TYPE_NV_BLOB,  ///< an NVIDIA data blob (Vulkan and other NV clients)
+};
+
+/// Sharing a graphics client's work submission (CUctxCigParam): the context runs its work on
+/// the client's queue. Needs a driver and device that support CIG (Windows); the software
+/// driver refuses it with CUDA_ERROR_NOT_SUPPORTED.
+struct cig_params {
+  cig_data_type type = cig_data_type::d3d12_command_queue;  ///< what `shared_data` is
+  void* shared_data = nullptr;                              ///< the client's handle
+};
+
+/// Optional parameters of a created context (CUctxCreateParams). At most one of the two may
+/// be set; the driver refuses both together (CUDA_ERROR_INVALID_VALUE).
+struct context_options {
+  /// Execution affinity: the number of SMs the context may use (CU_EXEC_AFFINITY_TYPE_SM_COUNT).
+  /// Only honoured where the device supports it (under MPS); elsewhere the driver refuses it
+  /// with CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY.
+  std::optional<unsigned> sm_count = std::nullopt;
+  /// Shares a graphics client's queue (CIG).
+  std::optional<cig_params> cig = std::nullopt;
+};
+
 /// A context created for this object's life with typed flags (cuCtxCreate_v4, destroyed with
 /// cuCtxDestroy when the last user, including children, goes). Creating it leaves the
 /// calling thread's current context unchanged.
@@ -217,6 +256,10 @@ class context : public owning_context {
   /// Creates a context on `dev`. Throws cuwrap::error if the driver refuses; nothing is left.
   explicit context(cuwrap::device dev, context_flags flags = context_flags::sched_auto,
                    std::source_location where = std::source_location::current());
+  /// Creates a context on `dev` with execution affinity or CIG parameters (cuCtxCreate_v4).
+  /// Throws cuwrap::error naming the options if the driver refuses them; nothing is left.
+  context(cuwrap::device dev, context_flags flags, const context_options& options,
+          std::source_location where = std::source_location::current());
   context(context&&) noexcept = default;
   context& operator=(context&&) noexcept = default;
 };

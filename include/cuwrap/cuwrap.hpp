@@ -3,9 +3,11 @@
 #pragma once
 
 #include "cuwrap/capture.hpp"
+#include "cuwrap/checkpoint.hpp"
 #include "cuwrap/context.hpp"
 #include "cuwrap/device.hpp"
 #include "cuwrap/driver.hpp"
+#include "cuwrap/driver_logs.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
 #include "cuwrap/graph.hpp"
@@ -18,8 +20,10 @@
 #include "cuwrap/module.hpp"
 #include "cuwrap/multicast.hpp"
 #include "cuwrap/peer.hpp"
+#include "cuwrap/profiler.hpp"
 #include "cuwrap/software_driver.hpp"
 #include "cuwrap/stream.hpp"
 #include "cuwrap/stream_waiter.hpp"
+#include "cuwrap/supports.hpp"
 #include "cuwrap/tensor_map.hpp"
 #include "cuwrap/virtual_memory.hpp"

@@ -111,6 +111,12 @@ namespace detail {
 /// of check() stays a compare and a branch.
 [[noreturn]] void throw_error(std::error_code code, const char* api, std::string_view details,
                               std::source_location where);
+/// throw_error() without the driver logs that attach_driver_logs_to_errors() adds.
+[[noreturn]] void throw_error_without_logs(std::error_code code, const char* api,
+                                           std::string_view details, std::source_location where);
+/// Sets what throw_error() appends to an error's details (driver_logs.cpp, while
+/// attach_driver_logs_to_errors(true) is on); nullptr: nothing. Thread-safe.
+void set_error_log_source(std::string (*source)()) noexcept;
 /// Throws usage_error "cuwrap::<type>::<operation>: this <type> was moved from (or released)".
 /// Out of line: callers pay a compare and a branch.
 [[noreturn, gnu::cold]] void throw_moved_from(const char* type, const char* operation,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaProfiler.h>  // cuProfilerStart, cuProfilerStop
 
 #if CUDA_VERSION < 13000
 #error "cuwrap needs CUDA 13.0 headers or newer (12.x bind cuCtxCreate and others to older ABIs)"
@@ -14,6 +15,7 @@
 #include <source_location>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace cuwrap::detail {
 
@@ -97,6 +99,12 @@ struct driver_entry {
 
 /// Every table row, in member order (for tests and diagnostics).
 [[nodiscard]] std::span<const driver_entry> driver_entries() noexcept;
+
+/// True when `table` holds the driver's function for the entry named `base_name` (the cuda.h
+/// name), false when the entry stands in for a function the driver lacks (too old, or its
+/// cuGetProcAddress found none), when `table` is not loaded yet, or when cuwrap has no entry of
+/// that name.
+[[nodiscard]] bool entry_loaded(const driver_table& table, std::string_view base_name) noexcept;
 
 /// The oldest driver cuwrap loads: CUDA 12.0 (cuGetProcAddress_v2, libraries, the ABIs of
 /// cuda.h 12).

@@ -17,6 +17,15 @@ namespace cuwrap {
 
 class stream_ref;
 
+/// How a record is made (cuEventRecordWithFlags).
+enum class event_record_flags : unsigned {
+  none = CU_EVENT_RECORD_DEFAULT,  ///< an ordinary record (as cuEventRecord)
+  /// In stream capture: an event record node, which records the event each time the graph runs
+  /// (other processes and streams outside the graph can wait on it), instead of a dependency
+  /// inside the capture. Outside capture the driver refuses it (CUDA_ERROR_INVALID_VALUE).
+  external = CU_EVENT_RECORD_EXTERNAL,
+};
+
 /// A non-owning view of an event. Cheap to copy; pass by value. A view of a moved-from event
 /// is empty (a null handle): its operations throw cuwrap::usage_error before any driver call.
 class event_ref {
@@ -36,6 +45,10 @@ class event_ref {
   /// Captures the work submitted to `s` so far (cuEventRecord; one driver call). Defined in
   /// <cuwrap/stream.hpp>.
   void record(stream_ref s, std::source_location where = std::source_location::current()) const;
+  /// Records with `flags` (cuEventRecordWithFlags; one driver call), e.g.
+  /// event_record_flags::external during stream capture.
+  void record(stream_ref s, event_record_flags flags,
+              std::source_location where = std::source_location::current()) const;
   /// Waits until the recorded work is done (cuEventSynchronize; one driver call).
   void synchronize(std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!empty(), "event", "synchronize", where);

@@ -40,6 +40,8 @@ void reclaim_context(State& s, Context& ctx) noexcept {
   }
   ctx.queues.clear();
   ctx.legacy = nullptr;
+  ctx.record_queue = nullptr;
+  ctx.waits.clear();
   ctx.per_thread.clear();
   ctx.sticky_error = CUDA_SUCCESS;
   std::erase_if(s.peer_access, [&ctx](const auto& pair) {  // in either direction (peer.cpp)

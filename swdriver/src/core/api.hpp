@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "core/cuda_api.hpp"
+#include "core/logs.hpp"
 #include "core/prologue.hpp"
 #include "core/state.hpp"
 #include "core/symbols.hpp"
@@ -58,6 +59,13 @@ void run_deferred_destructors() noexcept;
 
 namespace detail {
 
+// The cuCheckpointProcess* exports, which work on a locked process.
+[[nodiscard]] constexpr bool is_checkpoint_call(Sym sym) noexcept {
+  return sym == Sym::cuCheckpointProcessGetState || sym == Sym::cuCheckpointProcessLock ||
+         sym == Sym::cuCheckpointProcessCheckpoint || sym == Sym::cuCheckpointProcessRestore ||
+         sym == Sym::cuCheckpointProcessUnlock || sym == Sym::cuCheckpointProcessGetRestoreThreadId;
+}
+
 // The shape of every export: prologue (count, fault rules), the host-function check, the state
 // lock, the cuInit check, and no exception crossing the C ABI. With kAsync, a rule marked
 // ':async' does not fail the call: it is handed to the operation the call enqueues.
@@ -79,6 +87,11 @@ template <bool kAsync, class Body>
   try {
     State& s = state();
     Lock lock(s.mutex);
+    // "CUDA API locks are taken so further CUDA API calls will block" (CU_PROCESS_STATE_LOCKED).
+    if (s.checkpoint_state != CU_PROCESS_STATE_RUNNING && !is_checkpoint_call(sym)) [[unlikely]] {
+      s.checkpoint_resumed.wait(lock,
+                                [&s] { return s.checkpoint_state == CU_PROCESS_STATE_RUNNING; });
+    }
     if (need_init && !s.initialized.load(std::memory_order_relaxed)) {
       return CUDA_ERROR_NOT_INITIALIZED;
     }
@@ -94,6 +107,7 @@ template <bool kAsync, class Body>
     result = CUDA_ERROR_UNKNOWN;
   }
   run_deferred_destructors();  // outside the lock
+  deliver_logs();
   return result;
 }
 

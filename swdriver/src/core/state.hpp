@@ -73,6 +73,7 @@ class Registry {
 };
 
 struct Queue;
+struct Completion;
 struct MemoryPool;
 struct Allocation;
 struct GreenContext;
@@ -104,6 +105,12 @@ struct Context final : Object {
   /// per-thread default streams (sched.hpp). A destroyed stream's queue stays until it drains.
   std::vector<std::shared_ptr<Queue>> queues;
   Queue* legacy = nullptr;  ///< created on first use
+  /// cuCtxRecordEvent's queue: each record there waits for the tails of all other queues
+  /// (created on first use, one of `queues`).
+  Queue* record_queue = nullptr;
+  /// cuCtxWaitEvent: every operation enqueued in the context from then on waits for these
+  /// records (done ones are dropped on the next enqueue).
+  std::vector<std::shared_ptr<Completion>> waits;
   /// Device malloc's heap: each block by address (interpret.hpp).
   std::map<std::uint64_t, std::unique_ptr<unsigned char[]>> device_heap;
   std::size_t device_heap_used = 0;
@@ -169,6 +176,10 @@ struct State {
   /// Peer access enabled with cuCtxEnablePeerAccess, as (context id, peer context id) pairs;
   /// the pairs of a context go when it is destroyed or reset (peer.cpp).
   std::set<std::pair<unsigned long long, unsigned long long>> peer_access;
+  /// cuCheckpointProcess*: the process's CUprocessState. While it is not RUNNING, every other
+  /// call waits (on checkpoint_resumed) until cuCheckpointProcessUnlock (core/checkpoint.cpp).
+  int checkpoint_state = CU_PROCESS_STATE_RUNNING;
+  std::condition_variable checkpoint_resumed;
   /// Called under the lock after each executed device operation (a layer above sets it:
   /// memory/multicast.cpp keeps multicast objects' bound memory consistent); nullptr: nothing.
   void (*after_device_work)(State&) noexcept = nullptr;

@@ -53,6 +53,63 @@ CUresult record(Sym sym, NullStream null, CUevent event, CUstream stream, unsign
   });
 }
 
+// cuCtxRecordEvent and cuCtxWaitEvent refuse a context with a capturing stream and invalidate
+// every such capture ("the call will invalidate all the conflicting captures").
+CUresult refuse_capturing_context(State& s, Context& ctx) {
+  CUresult result = CUDA_SUCCESS;
+  for (const auto& q : ctx.queues) {
+    if (q->capture && capture_other(s, *q)) result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  return result;
+}
+
+// The context a cuCtx{Record,Wait}Event names: live, without a sticky error. The reference
+// does not say that NULL means the current context; this driver refuses it.
+CUresult find_context(State& s, CUcontext handle, Context*& out) {
+  if (handle == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  out = s.context(handle);
+  if (out == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  return out->sticky_error;
+}
+
+// One record that completes when everything enqueued in the context's queues so far has: an
+// operation of the context's record queue that depends on every other queue's tail.
+CUresult record_context(State& s, Lock& lock, CUcontext handle, CUevent event) {
+  Context* ctx = nullptr;
+  if (const CUresult r = find_context(s, handle, ctx)) return r;
+  Event* e = nullptr;
+  if (const CUresult r = find_event(s, event, e)) return r;
+  if (e->ctx != ctx) return CUDA_ERROR_INVALID_HANDLE;  // "must be from the same CUDA context"
+  if (const CUresult r = refuse_capturing_context(s, *ctx)) return r;
+  if (ctx->record_queue == nullptr) {
+    ctx->record_queue = create_queue(s, *ctx, CU_STREAM_NON_BLOCKING, 0).get();
+  }
+  Op op;
+  op.kind = OpKind::record;
+  for (const auto& q : ctx->queues) {
+    if (q.get() != ctx->record_queue && q->tail && !q->tail->done) op.deps.push_back(q->tail);
+  }
+  if (e->ipc) prepare_ipc_record(e->ipc, op);
+  e->captured.reset();  // an ordinary record
+  e->recorded = push(s, *ctx->record_queue, std::move(op));
+  kick(s, lock);  // may release the lock: `e` is not used after this
+  return CUDA_SUCCESS;
+}
+
+// Every operation enqueued in the context from now on waits for the event's last record.
+CUresult wait_context(State& s, Lock& lock, CUcontext handle, CUevent event) {
+  Context* ctx = nullptr;
+  if (const CUresult r = find_context(s, handle, ctx)) return r;
+  const Event* const e = s.find<Event>(SWCU_EVENT, event);  // may be of another context
+  if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (const CUresult r = captured_event_wait_check(s, *e)) return r;
+  if (const CUresult r = refuse_capturing_context(s, *ctx)) return r;
+  // A record made by another process (ipc.hpp) is waited for here, as cuStreamWaitEvent does.
+  if (e->ipc && recorded_elsewhere(*e->ipc)) return wait_remote_record(lock, e->ipc);
+  if (e->recorded && !e->recorded->done) ctx->waits.push_back(e->recorded);
+  return CUDA_SUCCESS;
+}
+
 CUresult elapsed(Sym sym, float* ms, CUevent start_handle, CUevent end_handle) {
   return call(sym, [=](State& s) -> CUresult {
     Event* start = nullptr;
@@ -82,6 +139,7 @@ CUresult elapsed(Sym sym, float* ms, CUevent start_handle, CUevent end_handle) {
 extern "C" {
 
 using swcu::call;
+using swcu::call_async;
 using swcu::Event;
 using swcu::Lock;
 using swcu::NullStream;
@@ -170,6 +228,18 @@ CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) 
 
 CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   return swcu::elapsed(Sym::cuEventElapsedTime_v2, pMilliseconds, hStart, hEnd);
+}
+
+CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
+  return call_async(Sym::cuCtxRecordEvent, [=](State& s, Lock& lock) -> CUresult {
+    return swcu::record_context(s, lock, hCtx, hEvent);
+  });
+}
+
+CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
+  return call_async(Sym::cuCtxWaitEvent, [=](State& s, Lock& lock) -> CUresult {
+    return swcu::wait_context(s, lock, hCtx, hEvent);
+  });
 }
 
 }  // extern "C"

@@ -199,8 +199,7 @@ CUresult run(State& s, const Prepared& p) {
   // The context is about to break: what the kernel printed before its fault still appears, as
   // a GPU flushes its printf buffer when the error is reported.
   flush_printf(s);
-  std::fprintf(stderr, "swcuda: %s\n", o.message.c_str());
-  std::fflush(stderr);
+  report(CU_LOG_LEVEL_ERROR, o.message);
   return code_of(o.fault);
 }
 
@@ -275,7 +274,7 @@ CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSp
   if (const CUresult r = resolve_function(s, handle, &ctx, f)) return r;
   std::string why;
   if (const CUresult r = check_interpretable(*f, why)) {
-    std::fprintf(stderr, "swcuda: %s\n", why.c_str());
+    report(CU_LOG_LEVEL_ERROR, why);
     return r;
   }
   Prepared p = prepare(*f, spec);

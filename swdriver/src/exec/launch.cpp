@@ -117,10 +117,9 @@ void CUDA_CB run_launch(void* data) {
   if (fn != nullptr) {
     fn(&record->view, user);
   } else if (note) {
-    std::fprintf(stderr,
-                 "swcuda: kernel %s has no registered host function; its launches are logged "
-                 "and do nothing\n",
-                 record->spec.kernel.c_str());
+    report(CU_LOG_LEVEL_WARNING, "kernel " + record->spec.kernel +
+                                     " has no registered host function; its launches are "
+                                     "logged and do nothing");
   }
 }
 
@@ -391,7 +390,7 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
     } else {
       std::string why;
       if (const CUresult r = check_interpretable(*f, why)) {
-        std::fprintf(stderr, "swcuda: %s\n", why.c_str());
+        report(CU_LOG_LEVEL_ERROR, why);
         return r;
       }
       log_launch(spec);

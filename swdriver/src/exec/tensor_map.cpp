@@ -140,7 +140,7 @@ TensorMapDesc common_desc(TensorMapMode mode, int type, unsigned rank, const voi
 }
 
 CUresult refuse(const char* api, const std::string& why) {
-  std::fprintf(stderr, "swcuda: %s: %s\n", api, why.c_str());
+  report(CU_LOG_LEVEL_ERROR, std::string{api} + ": " + why);
   return CUDA_ERROR_INVALID_VALUE;
 }
 

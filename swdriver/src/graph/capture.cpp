@@ -522,6 +522,15 @@ CUresult captured_event_check(State&, const Event& e) {
   return CUDA_ERROR_CAPTURED_EVENT;
 }
 
+CUresult captured_event_wait_check(State&, const Event& e) {
+  if (!e.captured) return CUDA_SUCCESS;
+  if (const std::shared_ptr<Capture> c = e.captured->capture.lock(); c && !c->ended) {
+    c->invalidated = true;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  return CUDA_ERROR_CAPTURED_EVENT;
+}
+
 // A forked stream whose work has joined back into the origin stream (every node of its
 // dependency set precedes the origin's) leaves the capture when it is destroyed, which goes on:
 // the real driver keeps such a capture active and cuStreamEndCapture succeeds with the forked

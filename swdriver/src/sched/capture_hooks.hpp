@@ -45,6 +45,10 @@ using Captured = std::optional<CUresult>;
 /// Querying, synchronizing or timing `e`: CUDA_ERROR_CAPTURED_EVENT when its last record was
 /// captured; else CUDA_SUCCESS.
 [[nodiscard]] CUresult captured_event_check(State& s, const Event& e);
+/// cuCtxWaitEvent on `e`: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED when its last record belongs
+/// to a capture still going on (which is invalidated), CUDA_ERROR_CAPTURED_EVENT when it belongs
+/// to a finished one; else CUDA_SUCCESS.
+[[nodiscard]] CUresult captured_event_wait_check(State& s, const Event& e);
 /// A stream destroyed while it captures: for the stream that began it, the capture is
 /// invalidated and ended, its graph destroyed; a stream that joined it leaves it, invalidating it
 /// unless its work has joined back into the first stream.

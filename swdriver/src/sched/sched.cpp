@@ -273,6 +273,10 @@ std::shared_ptr<Completion> push(State& s, Queue& q, Op op) {
   } else if (q.blocking() && ctx.legacy != nullptr && ctx.legacy->tail && !ctx.legacy->tail->done) {
     op.deps.push_back(ctx.legacy->tail);
   }
+  if (!ctx.waits.empty()) {  // cuCtxWaitEvent
+    std::erase_if(ctx.waits, [](const std::shared_ptr<Completion>& w) { return w->done; });
+    op.deps.insert(op.deps.end(), ctx.waits.begin(), ctx.waits.end());
+  }
   s.busy_queues[q.id] = &q;
   q.ops.push_back(std::move(op));
   q.tail = c;
