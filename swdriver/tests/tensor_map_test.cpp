@@ -14,22 +14,28 @@ namespace {
 using swcu::test::mod;
 
 // The arguments of a valid 2D float tiled map; each case changes one thing.
+// The enum arguments are kept as ints: a value outside an enum's range is only ever made at the
+// call (swcu::test::invalid_enum), never stored and read back as the enum type.
 struct Tiled {
-  CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  int type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   cuuint32_t rank = 2;
   std::uintptr_t address = 0;
   cuuint64_t dims[5] = {64, 32, 1, 1, 1};
   cuuint64_t strides[4] = {256, 8192, 8192, 8192};
   cuuint32_t box[5] = {32, 8, 1, 1, 1};
   cuuint32_t steps[5] = {1, 1, 1, 1, 1};
-  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-  CUtensorMapFloatOOBfill fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  int interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  int swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  int l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  int fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
 
   CUresult encode(CUtensorMap* m) const {
-    return mod().cuTensorMapEncodeTiled(m, type, rank, reinterpret_cast<void*>(address), dims,
-                                        strides, box, steps, interleave, swizzle, l2, fill);
+    using swcu::test::invalid_enum;
+    return mod().cuTensorMapEncodeTiled(
+        m, invalid_enum<CUtensorMapDataType>(type), rank, reinterpret_cast<void*>(address), dims,
+        strides, box, steps, invalid_enum<CUtensorMapInterleave>(interleave),
+        invalid_enum<CUtensorMapSwizzle>(swizzle), invalid_enum<CUtensorMapL2promotion>(l2),
+        invalid_enum<CUtensorMapFloatOOBfill>(fill));
   }
 };
 
@@ -69,9 +75,10 @@ TEST_SUITE("tensor maps") {
     one.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
     one.box[0] = 256;
     SWCU_TEST_CHECK_RESULT(
-        mod().cuTensorMapEncodeTiled(&m, one.type, 1, reinterpret_cast<void*>(one.address),
-                                     one.dims, nullptr, one.box, one.steps, one.interleave,
-                                     one.swizzle, one.l2, one.fill),
+        mod().cuTensorMapEncodeTiled(
+            &m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, reinterpret_cast<void*>(one.address), one.dims,
+            nullptr, one.box, one.steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         CUDA_SUCCESS);
     Tiled five = valid();
     five.rank = 5;
@@ -80,7 +87,7 @@ TEST_SUITE("tensor maps") {
 
   TEST_CASE_FIXTURE(TensorMapTest, "each requirement of cuTensorMapEncodeTiled is checked") {
     Tiled t = valid();
-    t.type = swcu::test::invalid_enum<CUtensorMapDataType>(40);
+    t.type = 40;
     refused(t, "tensorDataType 40 is not a CUtensorMapDataType");
     t = valid();
     t.type = CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B;
@@ -131,7 +138,7 @@ TEST_SUITE("tensor maps") {
     t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B;
     refused(t, "needs a device of compute capability 10.0");
     t = valid();
-    t.l2 = swcu::test::invalid_enum<CUtensorMapL2promotion>(9);
+    t.l2 = 9;
     refused(t, "l2Promotion 9 is not a CUtensorMapL2promotion");
     t = valid();
     t.type = CU_TENSOR_MAP_DATA_TYPE_INT32;

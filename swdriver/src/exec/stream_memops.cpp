@@ -187,7 +187,7 @@ CUresult batch(Sym sym, Abi abi, NullStream null, CUstream handle, unsigned coun
   for (unsigned i = 0; i < count; ++i) {
     const CUstreamBatchMemOpParams& p = params[i];
     MemOp m;
-    m.kind = static_cast<unsigned>(p.operation);
+    m.kind = static_cast<unsigned>(raw(p.operation));  // any value a caller passed
     switch (m.kind) {
       case CU_STREAM_MEM_OP_WAIT_VALUE_32:
       case CU_STREAM_MEM_OP_WAIT_VALUE_64:

@@ -192,7 +192,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tens
         swcu::ptx::TensorMapMode::tiled, type, tensorRank, globalAddress, globalDim, globalStrides,
         elementStrides, il, sw, swcu::raw(l2Promotion), swcu::raw(oobFill));
     for (unsigned i = 0; i < tensorRank; ++i) d.box[i] = static_cast<std::uint16_t>(boxDim[i]);
-    d.write(tensorMap->opaque);
+    d.write(static_cast<void*>(tensorMap));
     return CUDA_SUCCESS;
   });
 }
@@ -243,7 +243,7 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType ten
     }
     d.channels_per_pixel = static_cast<std::uint16_t>(channelsPerPixel);
     d.pixels_per_column = static_cast<std::uint16_t>(pixelsPerColumn);
-    d.write(tensorMap->opaque);
+    d.write(static_cast<void*>(tensorMap));
     return CUDA_SUCCESS;
   });
 }
@@ -290,7 +290,7 @@ CUresult cuTensorMapEncodeIm2colWide(
     d.wide_mode = static_cast<std::uint8_t>(wide);
     d.channels_per_pixel = static_cast<std::uint16_t>(channelsPerPixel);
     d.pixels_per_column = static_cast<std::uint16_t>(pixelsPerColumn);
-    d.write(tensorMap->opaque);
+    d.write(static_cast<void*>(tensorMap));
     return CUDA_SUCCESS;
   });
 }
@@ -301,14 +301,14 @@ CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) 
     if (tensorMap == nullptr || reinterpret_cast<std::uintptr_t>(tensorMap) % 64 != 0) {
       return swcu::refuse(kApi, "tensorMap is NULL or not 64-byte aligned");
     }
-    auto d = swcu::ptx::TensorMapDesc::read(tensorMap->opaque);
+    auto d = swcu::ptx::TensorMapDesc::read(static_cast<void*>(tensorMap));
     if (!d) return swcu::refuse(kApi, "tensorMap holds no map cuTensorMapEncode* made");
     const unsigned align = d->interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
     if (globalAddress == nullptr || reinterpret_cast<std::uintptr_t>(globalAddress) % align != 0) {
       return swcu::refuse(kApi, "globalAddress is not " + std::to_string(align) + "-byte aligned");
     }
     d->address = reinterpret_cast<std::uintptr_t>(globalAddress);
-    d->write(tensorMap->opaque);
+    d->write(static_cast<void*>(tensorMap));
     return CUDA_SUCCESS;
   });
 }
