@@ -21,6 +21,40 @@ namespace detail {
 /// Reports an exception a stream-ordered deallocation threw in a destructor to the nothrow
 /// handler (src/mr/logging.cpp).
 void report_deallocation_failure(std::exception_ptr error) noexcept;
+
+/// The views both resource buffers give of their memory. `Derived` has the members `data_` and
+/// `size_`, moved_from(), and `kName` (its name in usage_error messages).
+template <class Derived, class T>
+class resource_buffer_views {
+ public:
+  /// The device pointer. Throws cuwrap::usage_error once moved from.
+  [[nodiscard]] T* data(std::source_location where = std::source_location::current()) const {
+    cuwrap::detail::expect_not_moved_from(!self().moved_from(), Derived::kName, "data", where);
+    return self().data_;
+  }
+  /// A view of the whole buffer.
+  [[nodiscard]] device_span<T> span(
+      std::source_location where = std::source_location::current()) const {
+    return {data(where), self().size_};
+  }
+  /// The address as the driver's CUdeviceptr.
+  [[nodiscard]] CUdeviceptr address(
+      std::source_location where = std::source_location::current()) const {
+    return span(where).address();
+  }
+  /// The same views (no call site in a moved-from buffer's usage_error).
+  operator device_span<T>() const { return span({}); }
+  operator device_span<const T>() const { return span({}); }
+  /// The number of elements (0 once moved from).
+  [[nodiscard]] std::size_t size() const noexcept { return self().size_; }
+  /// The number of bytes.
+  [[nodiscard]] std::size_t size_bytes() const noexcept { return self().size_ * sizeof(T); }
+  /// True when there are no elements.
+  [[nodiscard]] bool empty() const noexcept { return self().size_ == 0; }
+
+ private:
+  const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+};
 }  // namespace detail
 
 /// `count` elements of T from a device-accessible resource. The buffer keeps a copy of the
@@ -31,10 +65,13 @@ void report_deallocation_failure(std::exception_ptr error) noexcept;
 /// data(), span() and address() throw cuwrap::usage_error. Passes to copy() and fill() as
 /// device memory (span()).
 template <class T>
-class resource_buffer {
+class resource_buffer : public detail::resource_buffer_views<resource_buffer<T>, T> {
   static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
+  friend class detail::resource_buffer_views<resource_buffer, T>;
 
  public:
+  /// The name in usage_error messages.
+  static constexpr const char* kName = "resource_buffer";
   /// Allocates `count` elements from (a copy of) `resource`, aligned to alignof(T). Only
   /// device-accessible resources are accepted (a compile-time constraint).
   template <resource_with<device_accessible> R>
@@ -64,30 +101,6 @@ class resource_buffer {
     }
   }
 
-  /// The device pointer. Throws cuwrap::usage_error once moved from.
-  [[nodiscard]] T* data(std::source_location where = std::source_location::current()) const {
-    cuwrap::detail::expect_not_moved_from(!moved_from(), "resource_buffer", "data", where);
-    return data_;
-  }
-  /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span(
-      std::source_location where = std::source_location::current()) const {
-    return {data(where), size_};
-  }
-  /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address(
-      std::source_location where = std::source_location::current()) const {
-    return span(where).address();
-  }
-  /// The same views (no call site in a moved-from buffer's usage_error).
-  operator device_span<T>() const { return span({}); }
-  operator device_span<const T>() const { return span({}); }
-  /// The number of elements (0 once moved from).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The number of bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
-  /// True when there are no elements.
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   /// True once moved from.
   [[nodiscard]] bool moved_from() const noexcept { return resource_.empty(); }
   /// The resource the memory came from (a copy of the one given).
@@ -108,10 +121,14 @@ class resource_buffer {
 /// the stream must outlive the buffer. Move-only. A moved-from buffer owns nothing: data(),
 /// span() and address() throw cuwrap::usage_error.
 template <class T>
-class ordered_resource_buffer {
+class ordered_resource_buffer
+    : public detail::resource_buffer_views<ordered_resource_buffer<T>, T> {
   static_assert(std::is_trivially_copyable_v<T>, "device memory holds trivially copyable types");
+  friend class detail::resource_buffer_views<ordered_resource_buffer, T>;
 
  public:
+  /// The name in usage_error messages.
+  static constexpr const char* kName = "ordered_resource_buffer";
   /// Allocates `count` elements on `s` from (a copy of) `resource`, aligned to alignof(T).
   /// Only stream-ordered, device-accessible resources are accepted (a compile-time constraint).
   template <stream_ordered_resource_with<device_accessible> R>
@@ -149,32 +166,8 @@ class ordered_resource_buffer {
     }
   }
 
-  /// The device pointer. Throws cuwrap::usage_error once moved from.
-  [[nodiscard]] T* data(std::source_location where = std::source_location::current()) const {
-    cuwrap::detail::expect_not_moved_from(!moved_from(), "ordered_resource_buffer", "data", where);
-    return data_;
-  }
-  /// A view of the whole buffer.
-  [[nodiscard]] device_span<T> span(
-      std::source_location where = std::source_location::current()) const {
-    return {data(where), size_};
-  }
-  /// The address as the driver's CUdeviceptr.
-  [[nodiscard]] CUdeviceptr address(
-      std::source_location where = std::source_location::current()) const {
-    return span(where).address();
-  }
-  /// The same views (no call site in a moved-from buffer's usage_error).
-  operator device_span<T>() const { return span({}); }
-  operator device_span<const T>() const { return span({}); }
   /// The stream the memory is ordered on.
   [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
-  /// The number of elements (0 once moved from).
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The number of bytes.
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
-  /// True when there are no elements.
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   /// True once moved from.
   [[nodiscard]] bool moved_from() const noexcept { return resource_.empty(); }
   /// The resource the memory came from (a copy of the one given).
