@@ -206,6 +206,30 @@ TEST_SUITE("stream memory operations") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
+  // On a GPU an event recorded after a wait completes once the host stores the value, and
+  // cuEventQuery then reports it: the query itself must look at the memory again.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "cuEventQuery sees a wait released by a host store without another call") {
+    const CUcontext ctx = create_context();
+    const CUstream s = create_stream();
+    void* host = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemHostAlloc(&host, 8, CU_MEMHOSTALLOC_DEVICEMAP));
+    auto* word = static_cast<std::uint32_t*>(host);
+    *word = 0;
+    CUevent e = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        cu.cuStreamWaitValue32(s, reinterpret_cast<CUdeviceptr>(host), 7, CU_STREAM_WAIT_VALUE_EQ));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(e, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    std::atomic_ref<std::uint32_t>(*word).store(7);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(e), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFreeHost(host));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
+  }
+
   TEST_CASE_FIXTURE(swcu::test::ModuleTest, "a kernel in another stream releases a wait") {
     const std::string text = swcu::test::ptx(R"(
 .visible .entry release(.param .u64 flag, .param .u32 value)

@@ -30,8 +30,12 @@ class basic_resource_ref;
 template <bool Ordered, class... Properties>
 class basic_any_resource
     : public detail::cccl_async_names<basic_any_resource<Ordered, Properties...>>,
-      public detail::with_property<Properties>... {
+      public detail::with_property<Properties>...,
+      public detail::erased_calls<basic_any_resource<Ordered, Properties...>, Ordered> {
  public:
+  /// The name in moved-from errors.
+  static constexpr const char* erased_name = "any_resource";
+
   /// Takes a copy of `r` (moved in when an rvalue). Only resources with every one of
   /// `Properties` convert: a missing property is a compile-time error. A resource_ref is taken
   /// as a resource like any other: the any_resource then holds the reference, not the resource,
@@ -83,51 +87,6 @@ class basic_any_resource
     }
   }
 
-  /// The held resource's allocate(bytes, alignment). Throws cuwrap::usage_error once moved from.
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment,
-                               std::source_location where = std::source_location::current()) {
-    cuwrap::detail::expect_not_moved_from(resource_ != nullptr, "any_resource", "allocate", where);
-    return vtable_->allocate(resource_, bytes, alignment);
-  }
-  /// The held resource's deallocate(p, bytes, alignment); nothing once moved from.
-  void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
-    if (resource_ != nullptr) {
-      vtable_->deallocate(resource_, p, bytes, alignment);
-    }
-  }
-  /// The held resource's allocate(s, bytes, alignment).
-  [[nodiscard]] void* allocate(
-      stream_ref s, std::size_t bytes, std::size_t alignment = default_alignment,
-      std::source_location where = std::source_location::current()) requires Ordered {
-    cuwrap::detail::expect_not_moved_from(resource_ != nullptr, "any_resource", "allocate", where);
-    return vtable_->allocate_ordered(resource_, s, bytes, alignment);
-  }
-  /// The held resource's deallocate(s, p, bytes, alignment).
-  void deallocate(stream_ref s, void* p, std::size_t bytes,
-                  std::size_t alignment = default_alignment,
-                  std::source_location where = std::source_location::current()) requires Ordered {
-    cuwrap::detail::expect_not_moved_from(resource_ != nullptr, "any_resource", "deallocate",
-                                          where);
-    vtable_->deallocate_ordered(resource_, s, p, bytes, alignment);
-  }
-
-  /// True once moved from: holds no resource.
-  [[nodiscard]] bool empty() const noexcept { return resource_ == nullptr; }
-  /// The held resource's type (typeid(void) once moved from).
-  [[nodiscard]] const std::type_info& type() const noexcept {
-    return resource_ != nullptr ? vtable_->type : typeid(void);
-  }
-  /// The held resource if it is an `R`, else nullptr.
-  template <class R>
-  [[nodiscard]] R* target() const noexcept {
-    return type() == typeid(R) ? static_cast<R*>(resource_) : nullptr;
-  }
-
-  /// Equal when both hold resources of the same type that compare equal (or both nothing).
-  friend bool operator==(const basic_any_resource& a, const basic_any_resource& b) {
-    return detail::erased_equal(a.vtable_, a.resource_, b.vtable_, b.resource_);
-  }
-
   /// Exchanges the held resources.
   void swap(basic_any_resource& other) noexcept {
     std::swap(vtable_, other.vtable_);
@@ -139,6 +98,7 @@ class basic_any_resource
   friend class basic_any_resource;
   template <bool, class...>
   friend class basic_resource_ref;
+  friend detail::erased_calls<basic_any_resource, Ordered>;
 
   [[nodiscard]] void* clone() const {
     return resource_ != nullptr ? vtable_->clone(resource_) : nullptr;

@@ -4,10 +4,13 @@
 
 #include <cstddef>
 #include <new>
+#include <source_location>
 #include <type_traits>
 #include <typeinfo>
 
+#include "cuwrap/error.hpp"
 #include "cuwrap/mr/concepts.hpp"
+#include "cuwrap/mr/resource_base.hpp"
 #include "cuwrap/stream.hpp"
 
 namespace cuwrap::mr::detail {
@@ -91,5 +94,64 @@ struct is_any_resource : std::false_type {};
 /// True when `Source` has every one of `Properties`.
 template <class Source, class... Properties>
 concept has_all = (has_property<Source, Properties> && ...);
+
+/// The calls any_resource and resource_ref share, as one indirect call each through the table.
+/// `Derived` holds `vtable_` and `resource_` (null once moved from, or when empty) and names
+/// itself in `erased_name` for the moved-from error.
+template <class Derived, bool Ordered>
+class erased_calls {
+ public:
+  /// The resource's allocate(bytes, alignment). Throws cuwrap::usage_error when empty.
+  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment,
+                               std::source_location where = std::source_location::current()) const {
+    expect_held("allocate", where);
+    return self().vtable_->allocate(self().resource_, bytes, alignment);
+  }
+  /// The resource's deallocate(p, bytes, alignment); nothing when empty.
+  void deallocate(void* p, std::size_t bytes,
+                  std::size_t alignment = default_alignment) const noexcept {
+    if (self().resource_ != nullptr) {
+      self().vtable_->deallocate(self().resource_, p, bytes, alignment);
+    }
+  }
+  /// The resource's allocate(s, bytes, alignment).
+  [[nodiscard]] void* allocate(
+      stream_ref s, std::size_t bytes, std::size_t alignment = default_alignment,
+      std::source_location where = std::source_location::current()) const requires Ordered {
+    expect_held("allocate", where);
+    return self().vtable_->allocate_ordered(self().resource_, s, bytes, alignment);
+  }
+  /// The resource's deallocate(s, p, bytes, alignment). Throws cuwrap::usage_error when empty.
+  void deallocate(
+      stream_ref s, void* p, std::size_t bytes, std::size_t alignment = default_alignment,
+      std::source_location where = std::source_location::current()) const requires Ordered {
+    expect_held("deallocate", where);
+    self().vtable_->deallocate_ordered(self().resource_, s, p, bytes, alignment);
+  }
+
+  /// True when there is no resource (a moved-from any_resource, or a reference to one).
+  [[nodiscard]] bool empty() const noexcept { return self().resource_ == nullptr; }
+  /// The resource's type (typeid(void) when empty).
+  [[nodiscard]] const std::type_info& type() const noexcept {
+    return empty() ? typeid(void) : self().vtable_->type;
+  }
+  /// The resource if it is an `R`, else nullptr.
+  template <class R>
+  [[nodiscard]] R* target() const noexcept {
+    return type() == typeid(R) ? static_cast<R*>(self().resource_) : nullptr;
+  }
+
+  /// Equal when both resources are of the same type and compare equal (or both are empty).
+  friend bool operator==(const Derived& a, const Derived& b) { return a.same_as(b); }
+
+ private:
+  [[nodiscard]] bool same_as(const Derived& other) const {
+    return erased_equal(self().vtable_, self().resource_, other.vtable_, other.resource_);
+  }
+  [[nodiscard]] const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+  void expect_held(const char* operation, const std::source_location& where) const {
+    cuwrap::detail::expect_not_moved_from(!empty(), Derived::erased_name, operation, where);
+  }
+};
 
 }  // namespace cuwrap::mr::detail

@@ -26,8 +26,12 @@ namespace cuwrap::mr {
 template <bool Ordered, class... Properties>
 class basic_resource_ref
     : public detail::cccl_async_names<basic_resource_ref<Ordered, Properties...>>,
-      public detail::with_property<Properties>... {
+      public detail::with_property<Properties>...,
+      public detail::erased_calls<basic_resource_ref<Ordered, Properties...>, Ordered> {
  public:
+  /// The name in moved-from errors.
+  static constexpr const char* erased_name = "resource_ref";
+
   /// Refers to `r`. Only resources with every one of `Properties` convert: a missing property
   /// is a compile-time error.
   template <class R>
@@ -52,55 +56,10 @@ class basic_resource_ref
       : vtable_{r.vtable_},
   resource_{r.resource_} {}
 
-  /// The resource's allocate(bytes, alignment).
-  [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment,
-                               std::source_location where = std::source_location::current()) const {
-    cuwrap::detail::expect_not_moved_from(resource_ != nullptr, "resource_ref", "allocate", where);
-    return vtable_->allocate(resource_, bytes, alignment);
-  }
-  /// The resource's deallocate(p, bytes, alignment); nothing for an empty reference.
-  void deallocate(void* p, std::size_t bytes,
-                  std::size_t alignment = default_alignment) const noexcept {
-    if (resource_ != nullptr) {
-      vtable_->deallocate(resource_, p, bytes, alignment);
-    }
-  }
-  /// The resource's allocate(s, bytes, alignment).
-  [[nodiscard]] void* allocate(
-      stream_ref s, std::size_t bytes, std::size_t alignment = default_alignment,
-      std::source_location where = std::source_location::current()) const requires Ordered {
-    cuwrap::detail::expect_not_moved_from(resource_ != nullptr, "resource_ref", "allocate", where);
-    return vtable_->allocate_ordered(resource_, s, bytes, alignment);
-  }
-  /// The resource's deallocate(s, p, bytes, alignment).
-  void deallocate(
-      stream_ref s, void* p, std::size_t bytes, std::size_t alignment = default_alignment,
-      std::source_location where = std::source_location::current()) const requires Ordered {
-    cuwrap::detail::expect_not_moved_from(resource_ != nullptr, "resource_ref", "deallocate",
-                                          where);
-    vtable_->deallocate_ordered(resource_, s, p, bytes, alignment);
-  }
-
-  /// True for a reference to a moved-from any_resource.
-  [[nodiscard]] bool empty() const noexcept { return resource_ == nullptr; }
-  /// The resource's type (typeid(void) when empty).
-  [[nodiscard]] const std::type_info& type() const noexcept {
-    return resource_ != nullptr ? vtable_->type : typeid(void);
-  }
-  /// The resource if it is an `R`, else nullptr.
-  template <class R>
-  [[nodiscard]] R* target() const noexcept {
-    return type() == typeid(R) ? static_cast<R*>(resource_) : nullptr;
-  }
-
-  /// Equal when the resources are of the same type and compare equal.
-  friend bool operator==(const basic_resource_ref& a, const basic_resource_ref& b) {
-    return detail::erased_equal(a.vtable_, a.resource_, b.vtable_, b.resource_);
-  }
-
  private:
   template <bool, class...>
   friend class basic_resource_ref;
+  friend detail::erased_calls<basic_resource_ref, Ordered>;
 
   const detail::resource_vtable* vtable_;
   void* resource_;

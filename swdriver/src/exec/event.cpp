@@ -188,7 +188,7 @@ CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned 
 
 // Before its first record an event stands for no work, so it is complete.
 CUresult cuEventQuery(CUevent hEvent) {
-  return call(Sym::cuEventQuery, [=](State& s) -> CUresult {
+  return call(Sym::cuEventQuery, [=](State& s, Lock& lock) -> CUresult {
     Event* e = nullptr;
     if (const CUresult r = swcu::find_event(s, hEvent, e)) return r;
     if (const CUresult r = swcu::captured_event_check(s, *e)) return r;
@@ -196,8 +196,12 @@ CUresult cuEventQuery(CUevent hEvent) {
       return swcu::remote_record_done(*e->ipc) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
     }
     if (!e->recorded) return CUDA_SUCCESS;
-    if (!e->recorded->done) return CUDA_ERROR_NOT_READY;
-    return swcu::take_record_error(*e->recorded);
+    const std::shared_ptr<swcu::Completion> recorded = e->recorded;
+    // As cuStreamQuery: a stream memory wait before the record may have been released by the
+    // host since, which no call told the scheduler; run what became runnable (immediate mode).
+    if (!recorded->done) swcu::kick(s, lock);
+    if (!recorded->done) return CUDA_ERROR_NOT_READY;
+    return swcu::take_record_error(*recorded);
   });
 }
 
