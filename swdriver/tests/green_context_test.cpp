@@ -315,10 +315,27 @@ TEST_SUITE("green contexts") {
     CUstream t = nullptr;
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuGreenCtxStreamCreate(&t, other, CU_STREAM_NON_BLOCKING, 0));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuGreenCtxWaitEvent(other, e));
-    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(t), CUDA_ERROR_NOT_READY);  // waits for the record
+    // "Makes all future work submitted to" the green context wait: in a stream that existed
+    // before the call and in one created after it.
+    CUstream later = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuGreenCtxStreamCreate(&later, other, CU_STREAM_NON_BLOCKING, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(context_of(other)));
+    const CUevent after_t = swcu::test::create_event();
+    const CUevent after_later = swcu::test::create_event();
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(after_t, t));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(after_later, later));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(after_t), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(after_later), CUDA_ERROR_NOT_READY);
     gate.open();
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(t));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(later));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventQuery(e));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventQuery(after_t));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventQuery(after_later));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(after_t));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(after_later));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(later));
     // "hEvent and hCtx must be from the same primary context otherwise
     // CUDA_ERROR_INVALID_HANDLE is returned."
     const CUcontext created = swcu::test::create_context();
@@ -420,6 +437,40 @@ TEST_SUITE("green contexts") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
     SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(m));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuGreenCtxDestroy(g));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
+  }
+
+  // cuCtxWaitEvent: "If the context passed to hCtx is the primary context, the primary context
+  // and its green contexts will wait for hEvent."
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "a wait in the primary context holds its green contexts' later work") {
+    CUcontext primary = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRetain(&primary, 0));
+    const CUgreenCtx g = green_of(8);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(primary));
+    const CUstream producer = swcu::test::create_stream();
+    const CUevent produced = swcu::test::create_event();
+    CUcontext popped = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPushCurrent_v2(context_of(g)));
+    const CUevent consumed = swcu::test::create_event();
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxPopCurrent_v2(&popped));
+    swcu::test::Gate gate;
+    gate.start(primary, producer);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(produced, producer));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxWaitEvent(primary, produced));
+    CUstream s = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuGreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventRecord(consumed, s));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(consumed), CUDA_ERROR_NOT_READY);
+    gate.open();
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventQuery(produced));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(producer));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(produced));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(consumed));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuGreenCtxDestroy(g));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuDevicePrimaryCtxRelease_v2(0));
   }

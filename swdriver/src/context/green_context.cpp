@@ -171,25 +171,16 @@ CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
   });
 }
 
-// Work enqueued afterwards in the green context's streams (and its default stream) waits for
-// the event's record.
+// Work enqueued afterwards in the green context, in any of its streams (also those created
+// later) and its default stream, waits for the event's record.
 CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
-  return swcu::call_async(Sym::cuGreenCtxWaitEvent, [=](State& s, swcu::Lock& lock) -> CUresult {
+  return swcu::call_async(Sym::cuGreenCtxWaitEvent, [=](State& s, swcu::Lock&) -> CUresult {
     GreenContext* g = nullptr;
     if (const CUresult r = swcu::find_green(s, hCtx, g)) return r;
     const swcu::Event* const e = s.find<swcu::Event>(SWCU_EVENT, hEvent);
     if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;  // it may be of any context or device
     if (swcu::capturing(*g->view)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    const std::shared_ptr<swcu::Completion> recorded = e->recorded;
-    if (!recorded || recorded->done) return CUDA_SUCCESS;
-    (void)swcu::legacy_queue(s, *g->view);
-    for (const auto& q : g->view->queues) {
-      swcu::Op op;
-      op.kind = swcu::OpKind::wait;
-      op.deps.push_back(recorded);
-      (void)swcu::push(s, *q, std::move(op));
-    }
-    swcu::kick(s, lock);
+    if (e->recorded && !e->recorded->done) g->view->waits.push_back(e->recorded);
     return CUDA_SUCCESS;
   });
 }

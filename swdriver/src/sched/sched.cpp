@@ -273,9 +273,12 @@ std::shared_ptr<Completion> push(State& s, Queue& q, Op op) {
   } else if (q.blocking() && ctx.legacy != nullptr && ctx.legacy->tail && !ctx.legacy->tail->done) {
     op.deps.push_back(ctx.legacy->tail);
   }
-  if (!ctx.waits.empty()) {  // cuCtxWaitEvent
-    std::erase_if(ctx.waits, [](const std::shared_ptr<Completion>& w) { return w->done; });
-    op.deps.insert(op.deps.end(), ctx.waits.begin(), ctx.waits.end());
+  // cuCtxWaitEvent and cuGreenCtxWaitEvent: "all future work submitted to" the context waits;
+  // a wait in a primary context holds its green contexts' work too (cuda.h).
+  for (Context* waiting : {&ctx, ctx.green_primary}) {
+    if (waiting == nullptr || waiting->waits.empty()) continue;
+    std::erase_if(waiting->waits, [](const std::shared_ptr<Completion>& w) { return w->done; });
+    op.deps.insert(op.deps.end(), waiting->waits.begin(), waiting->waits.end());
   }
   s.busy_queues[q.id] = &q;
   q.ops.push_back(std::move(op));
