@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "graph_support.hpp"
 #include "module_support.hpp"
 
 namespace {
@@ -390,6 +391,21 @@ TEST_SUITE("green contexts") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&sms, out, sizeof sms));
     CHECK(sms == 16);
+    // A graph's kernel node launched in the green context's stream runs on its partition too.
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(out, 0, 1));
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuLaunchKernel(nsmid, 1, 1, 1, 1, 1, 1, 0, s, args, nullptr));
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(s, &graph));
+    CUgraphExec exec = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphInstantiate(&exec, graph, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphLaunch(exec, s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(s));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&sms, out, sizeof sms));
+    CHECK(sms == 16);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(graph));
     // 32 blocks of 32 threads fit on an SM: 16 * 32 blocks at once in the partition.
     SWCU_TEST_REQUIRE_SUCCESS(
         mod().cuLaunchCooperativeKernel(empty, 16 * 32, 1, 1, 32, 1, 1, 0, s, nullptr));

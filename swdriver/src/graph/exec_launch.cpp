@@ -126,6 +126,7 @@ bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch&
   spec.explicit_cluster = k.cluster[0] * k.cluster[1] * k.cluster[2] > 1;
   spec.priority = v.priority;
   spec.stream = v.stream;
+  spec.sm_count = q.ctx->sm_count;  // a green context's partition
   spec.offsets = k.offsets;
   spec.sizes = k.sizes;
   spec.params = k.params;
