@@ -2,7 +2,7 @@
 // cp.async.commit_group / wait_group / wait_all, cp.async.mbarrier.arrive{.noinc}, and
 // cp.async.bulk to shared memory (completing through an mbarrier's tx-count; in the issuing CTA,
 // another CTA of its cluster, or with .multicast::cluster several) and to global memory (in
-// bulk groups).
+// bulk groups), and cp.reduce.async.bulk.
 //
 // Every address is checked when the copy is issued, so a bad one faults on the line of the
 // cp.async. A cp.async (and a bulk copy to global memory) is performed as late as the PTX ISA
@@ -127,6 +127,10 @@ Machine::Step Machine::async_copy(Thread* lanes, std::uint32_t group, std::uint3
                                          ": the size and both addresses must be multiples of 16");
           }
           const auto bytes = static_cast<std::uint32_t>(size);
+          if (in.flags & kReduce) {
+            bulk_reduce(t, in, dst, src, bytes);
+            break;
+          }
           if (in.mode & kBulkToGlobal) {
             resolve(t, Space::global, dst, bytes, true);
             resolve(t, Space::shared, src, bytes, false);
@@ -166,6 +170,37 @@ Machine::Step Machine::async_copy(Thread* lanes, std::uint32_t group, std::uint3
     t.state = TState::run;
   }
   return Step::next;
+}
+
+// Performed when issued, as a bulk copy to shared memory is: a reduction into global memory has
+// nothing left for its bulk group to wait for. Each element's reduction is atomic ("performed
+// atomically at the element level", PTX ISA cp.reduce.async.bulk).
+void Machine::bulk_reduce(Thread& t, const Inst& in, std::uint64_t dst, std::uint64_t src,
+                          std::uint32_t bytes) {
+  const unsigned es = elem_size(in);
+  const Space space = (in.mode & kBulkToGlobal) ? Space::global : Space::shared;
+  if (bytes % es != 0) {
+    fault(Fault::misaligned, "cp.reduce.async.bulk of " + std::to_string(bytes) +
+                                 " bytes, not a whole number of " + std::to_string(es) +
+                                 "-byte elements");
+  }
+  const unsigned char* s = bytes > 0 ? resolve(t, Space::shared, src, bytes, false) : nullptr;
+  unsigned char* d = bytes > 0 ? resolve(t, space, dst, bytes, true) : nullptr;
+  // .add.f32 flushes subnormal inputs and results (there is no .noftz form for it)
+  const bool ftz = in.type == Type::f32 && in.sub == Sub::a_add;
+  for (std::uint32_t k = 0; k < bytes; k += es) {
+    read_modify_write(d + k, es, in.sub, in.type, ftz, load_bits(s + k, es), 0);
+  }
+  if (space == Space::global) return;
+  const std::uint64_t bar = address(t, in.ops[3]);
+  if ((dst >> kClusterRankShift) != (bar >> kClusterRankShift)) {
+    fault(Fault::illegal_address, "cp.reduce.async.bulk to " + hex(dst) +
+                                      " completing on the mbarrier at " + hex(bar) +
+                                      ", which is in another CTA's shared memory (the PTX ISA "
+                                      "requires the destination's CTA)");
+  }
+  unsigned char* obj = mbarrier_object(t, Space::shared, bar, "cp.reduce.async.bulk");
+  mbarrier_update(obj, 0, -static_cast<std::int64_t>(bytes));
 }
 
 // st.async / red.async, once the store or reduction is done: its bytes complete on the mbarrier,

@@ -55,16 +55,25 @@ void Machine::atomic(Thread& t, const Inst& in) {
   unsigned char* p = resolve(t, in.space, a, es, true);
   const std::uint64_t b = read(t, in.ops[is_red ? 1 : 2]);
   const std::uint64_t c = !is_red && in.nops > 3 ? read(t, in.ops[3]) : 0;  // atom.cas
-  const Type ty = in.type;
+  // f32 adds to global memory flush subnormals unless .noftz (PTX ISA atom)
+  const bool ftz = in.type == Type::f32 && in.space != Space::shared && !(in.flags & kNoFtz);
+  const std::uint64_t old = read_modify_write(p, es, in.sub, in.type, ftz, b, c);
+  if (!is_red) {
+    write(t, in.ops[0], normalize(in.type, old));
+    note_poll(t, a, old);
+  }
+}
+
+std::uint64_t Machine::read_modify_write(unsigned char* p, unsigned es, Sub sub, Type ty, bool ftz,
+                                         std::uint64_t b, std::uint64_t c) {
   const std::uint64_t m = es >= 8 ? ~0ull : (1ull << (8 * es)) - 1;
   Inst alu;  // the floating-point operation of add, min and max
   alu.type = ty;
-  switch (in.sub) {
+  switch (sub) {
     case Sub::a_add:
       alu.op = Op::add;
       alu.round = Round::rn;
-      // f32 adds to global memory flush subnormals unless .noftz (PTX ISA atom)
-      if (ty == Type::f32 && in.space != Space::shared && !(in.flags & kNoFtz)) alu.flags |= kFtz;
+      if (ftz) alu.flags |= kFtz;
       break;
     case Sub::a_min: alu.op = Op::min; break;
     case Sub::a_max: alu.op = Op::max; break;
@@ -78,7 +87,7 @@ void Machine::atomic(Thread& t, const Inst& in) {
     default: fault(Fault::illegal_instruction, "unknown atomic operation");
   }
   const auto next = [&](std::uint64_t old) -> std::uint64_t {
-    switch (in.sub) {
+    switch (sub) {
       case Sub::a_add:
         if (is_float(ty)) {
           std::uint64_t s[3] = {old, b, 0};
@@ -88,7 +97,7 @@ void Machine::atomic(Thread& t, const Inst& in) {
         return old + b;
       case Sub::a_min:
       case Sub::a_max: {
-        const bool mx = in.sub == Sub::a_max;
+        const bool mx = sub == Sub::a_max;
         if (is_float(ty)) {
           std::uint64_t s[3] = {old, b, 0};
           bool carry = false, q = false;
@@ -112,22 +121,13 @@ void Machine::atomic(Thread& t, const Inst& in) {
   };
   const bool integer_add = !is_float(ty);
   const bool aligned = reinterpret_cast<std::uintptr_t>(p) % es == 0;
-  std::uint64_t old = 0;
-  if (aligned && es == 4) {
-    old = rmw<std::uint32_t>(p, in.sub, b, c, integer_add, next);
-  } else if (aligned && es == 8) {
-    old = rmw<std::uint64_t>(p, in.sub, b, c, integer_add, next);
-  } else if (aligned && es == 2) {
-    old = rmw<std::uint16_t>(p, in.sub, b, c, integer_add, next);
-  } else {
-    const std::lock_guard lock(g_.wide_atomics);
-    old = load_bits(p, es);
-    store_bits(p, es, next(old));
-  }
-  if (!is_red) {
-    write(t, in.ops[0], normalize(ty, old));
-    note_poll(t, a, old);
-  }
+  if (aligned && es == 4) return rmw<std::uint32_t>(p, sub, b, c, integer_add, next);
+  if (aligned && es == 8) return rmw<std::uint64_t>(p, sub, b, c, integer_add, next);
+  if (aligned && es == 2) return rmw<std::uint16_t>(p, sub, b, c, integer_add, next);
+  const std::lock_guard lock(g_.wide_atomics);
+  const std::uint64_t old = load_bits(p, es);
+  store_bits(p, es, next(old));
+  return old;
 }
 
 void Machine::fence(const Inst& in) {

@@ -307,6 +307,11 @@ class Machine {
   // ------------------------------------------------------------ atomics (exec_atomic.cpp)
 
   void atomic(Thread& t, const Inst& in);
+  // One atomic read-modify-write of the `es` bytes at p with operation `sub` on type `ty` (b the
+  // operand, c atom.cas's new value; `ftz` flushes a floating-point add's subnormals): the old
+  // value.
+  std::uint64_t read_modify_write(unsigned char* p, unsigned es, Sub sub, Type ty, bool ftz,
+                                  std::uint64_t b, std::uint64_t c);
   // fence, membar: host fences (fence.sc and membar sequentially consistent).
   static void fence(const Inst& in);
   // Bytes readable from generic address a to the end of its memory.
@@ -426,8 +431,16 @@ class Machine {
   void complete_copies(Thread& t, CopyGroups& g, std::uint32_t before);
   // Performs every copy the thread has in flight (when it exits).
   void complete_async(Thread& t);
-  // cp.async.bulk.tensor in tile mode (exec_tensor.cpp): one thread's copy of a box.
+  // cp.async.bulk.tensor in tile mode (exec_tensor.cpp): one thread's copy of a box (with
+  // kReduce, cp.reduce.async.bulk.tensor: the box reduced into the tensor).
   void tensor_copy(Thread& t, const Inst& in);
+  // The PTX type of a tensor reduction `op` on a map's CUtensorMapDataType; faults when the
+  // PTX ISA does not list the pair.
+  Type reduction_type(Sub op, unsigned data_type);
+  // cp.reduce.async.bulk (exec_async.cpp): `bytes` at shared `src` reduced element by element
+  // into `dst` (global, or shared memory of a cluster CTA completing on the mbarrier at `bar`).
+  void bulk_reduce(Thread& t, const Inst& in, std::uint64_t dst, std::uint64_t src,
+                   std::uint32_t bytes);
   // st.async / red.async: completes the bytes stored on the destination CTA's mbarrier.
   void complete_remote_store(Thread& t, const Inst& in);
 

@@ -10,8 +10,9 @@
 // the elements outside the tensor with zeros (or, with
 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, the type's NaN) and completes the box's
 // bytes on the mbarrier (on each CTA of ctaMask with .multicast::cluster); a store writes only
-// the elements inside the tensor. Both happen when the copy is issued: a store's bulk group then
-// has nothing left to wait for.
+// the elements inside the tensor (cp.reduce.async.bulk.tensor: reduces them into it, each
+// element atomically). Both happen when the copy is issued: a store's bulk group then has
+// nothing left to wait for.
 #include <bit>
 #include <cstring>
 
@@ -39,7 +40,60 @@ std::uint64_t oob_nan(unsigned data_type) {
   }
 }
 
+// The PTX type a cp.reduce.async.bulk.tensor reduction `op` works on for the map's
+// CUtensorMapDataType, as the PTX ISA lists them: .add on .u32 .s32 .u64 .f32 .f16 .bf16, .min
+// and .max on .u32 .s32 .s64 .f16 .bf16, .inc and .dec on .u32, the bitwise ones on .b32 and
+// .b64. Type::none: not supported.
+Type reduction_type_or_none(Sub op, unsigned data_type) {
+  // 2 UINT32, 3 INT32, 4 UINT64, 5 INT64, 6 FLOAT16, 7 FLOAT32, 9 BFLOAT16, 10 FLOAT32_FTZ
+  switch (op) {
+    case Sub::a_add:
+      switch (data_type) {
+        case 2: return Type::u32;
+        case 3: return Type::s32;
+        case 4: return Type::u64;
+        case 6: return Type::f16;
+        case 7:
+        case 10: return Type::f32;
+        case 9: return Type::bf16;
+        default: return Type::none;
+      }
+    case Sub::a_min:
+    case Sub::a_max:
+      switch (data_type) {
+        case 2: return Type::u32;
+        case 3: return Type::s32;
+        case 5: return Type::s64;
+        case 6: return Type::f16;
+        case 9: return Type::bf16;
+        default: return Type::none;
+      }
+    case Sub::a_inc:
+    case Sub::a_dec: return data_type == 2 ? Type::u32 : Type::none;
+    case Sub::a_and:
+    case Sub::a_or:
+    case Sub::a_xor:
+      return data_type == 2 || data_type == 3   ? Type::b32
+             : data_type == 4 || data_type == 5 ? Type::b64
+                                                : Type::none;
+    default: return Type::none;
+  }
+}
+
 }  // namespace
+
+Type Machine::reduction_type(Sub op, unsigned data_type) {
+  const Type t = reduction_type_or_none(op, data_type);
+  if (t == Type::none) {
+    fault(Fault::illegal_instruction,
+          "cp.reduce.async.bulk.tensor with a tensor map of CUtensorMapDataType " +
+              std::to_string(data_type) +
+              ", which its reduction does not support (PTX ISA: .add on u32 s32 u64 f32 f16 "
+              "bf16, .min/.max on u32 s32 s64 f16 bf16, .inc/.dec on u32, .and/.or/.xor on "
+              "32- and 64-bit integers)");
+  }
+  return t;
+}
 
 void Machine::tensor_copy(Thread& t, const Inst& in) {
   const bool store = (in.mode & kBulkToGlobal) != 0;
@@ -64,6 +118,10 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
           "32B), which the software driver does not run yet");
   }
   const unsigned es = TensorMapDesc::element_size(d.data_type);
+  const bool reduce = (in.flags & kReduce) != 0;
+  const Type reduce_type = reduce ? reduction_type(in.sub, d.data_type) : Type::none;
+  // FLOAT32_FTZ (10) and TFLOAT32_FTZ (12) flush subnormals
+  const bool reduce_ftz = d.data_type == 10 || d.data_type == 12;
   std::int64_t coord[5] = {};
   unsigned count[5] = {1, 1, 1, 1, 1};
   std::uint64_t elements = 1;
@@ -113,7 +171,12 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
     if (store) {
       if (inside) {
         if (!in_global(g, es, true)) bad_address(g, es, true, "global (tensor map)");
-        std::memcpy(reinterpret_cast<void*>(g), shared_at(rank_bits, index * es), es);
+        if (reduce) {
+          read_modify_write(reinterpret_cast<unsigned char*>(g), es, in.sub, reduce_type,
+                            reduce_ftz, load_bits(shared_at(rank_bits, index * es), es), 0);
+        } else {
+          std::memcpy(reinterpret_cast<void*>(g), shared_at(rank_bits, index * es), es);
+        }
       }
     } else if (inside) {
       if (!in_global(g, es)) bad_address(g, es, false, "global (tensor map)");

@@ -3,8 +3,9 @@
 // global memory in bulk groups, prefetch; to shared memory of other CTAs of the cluster, and
 // multicast), every mbarrier.* instruction, setmaxnreg, and the proxy qualifiers of fence. Each
 // form is checked here as the PTX ISA 9.0 writes it, so a malformed one fails to load with its
-// line; the forms the interpreter does not run (tensor copies, byte masks,
-// cp.reduce.async.bulk) are left to the caller as unsupported.
+// line; the forms the interpreter does not run (im2col, gather and scatter tensor copies, byte
+// masks) are left to the caller as unsupported. cp.reduce.async.bulk{.tensor} is read by
+// bulk_reduction.
 #include <algorithm>
 #include <string>
 
@@ -230,9 +231,11 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
   }
 
   // base == "cp"
-  // cp.reduce.async.bulk{.tensor} (bulk reductions) and the like are not run
-  if (mods.has(".reduce") || !mods.take(".async")) return false;
+  const bool reduce = mods.take(".reduce");
+  if (!mods.take(".async")) return false;
+  if (reduce && !mods.has(".bulk")) bad("cp.reduce.async needs .bulk");
   if (mods.take(".bulk")) {
+    if (reduce) return bulk_reduction(inst, parts, line);
     if (mods.take(".tensor")) {
       // cp.async.bulk.tensor.Nd.{shared::cluster,shared::cta}.global{.tile}
       //     .mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint}
@@ -468,6 +471,137 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
   }
   inst.nops = 4;
   return push();
+}
+
+// cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.redOp.type
+//     [dstMem], [srcMem], size, [mbar]
+// cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.redOp{.noftz}.type
+//     [dstMem], [srcMem], size {, cache-policy}
+// cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.tile}.bulk_group{.L2::cache_hint}
+//     [tensorMap, {coords}], [srcMem] {, cache-policy}
+// (PTX ISA 8.0, sm_90). The element type of a tensor reduction is the map's.
+bool Parser::bulk_reduction(Inst& inst, const std::vector<std::string_view>& parts, int line) {
+  Mods mods(parts);
+  const auto bad = [&](const std::string& why) { fail_at(line, "cp.reduce.async.bulk: " + why); };
+  for (std::string_view m : {".reduce", ".async", ".bulk"}) mods.take(m);
+  const bool tensor = mods.take(".tensor");
+  if (tensor && (mods.has(".im2col_no_offs") || mods.has(".im2col"))) return false;
+  static const std::pair<std::string_view, Sub> kOps[] = {
+      {".add", Sub::a_add}, {".min", Sub::a_min}, {".max", Sub::a_max}, {".inc", Sub::a_inc},
+      {".dec", Sub::a_dec}, {".and", Sub::a_and}, {".or", Sub::a_or},   {".xor", Sub::a_xor}};
+  inst.sub = Sub::none;
+  for (const auto& [name, op] : kOps) {
+    if (mods.take(name)) inst.sub = op;
+  }
+  if (inst.sub == Sub::none) bad("needs a reduction (.add .min .max .inc .dec .and .or .xor)");
+  const bool hint = mods.take(".L2::cache_hint");
+  const bool to_cluster = mods.take(".shared::cluster");
+  if (!mods.take(".shared::cta")) bad("the source must be .shared::cta");
+  if (!to_cluster && !mods.take(".global"))
+    bad("the destination must be .global or .shared::cluster");
+  inst.flags |= kReduce;
+  std::string_view dim;
+  if (tensor) {
+    dim = mods.take_any({".1d", ".2d", ".3d", ".4d", ".5d"});
+    if (dim.empty()) bad("needs a dimension (.1d to .5d)");
+    if (to_cluster) bad("a tensor reduction writes .global memory");
+    mods.take(".tile");
+  } else {
+    if (mods.take(".noftz")) inst.flags |= kNoFtz;
+    std::string_view type_name;
+    for (std::string_view m :
+         {".b32", ".u32", ".s32", ".b64", ".u64", ".s64", ".f16", ".bf16", ".f32", ".f64"}) {
+      if (mods.take(m)) type_name = m;
+    }
+    if (type_name.empty()) bad("needs a type");
+    inst.type = *type_of(type_name);
+    // The PTX ISA's restrictions: the bitwise reductions on .b32/.b64, .inc/.dec on .u32, .add
+    // on .u32 .s32 .u64 (and .f16 .bf16 .f32 .f64 into global memory), .min/.max on .u32 .s32
+    // (and .u64 .s64 .f16 .bf16 into global memory). .f16/.bf16 adds are .noftz.
+    const Type ty = inst.type;
+    const bool bitwise = inst.sub == Sub::a_and || inst.sub == Sub::a_or || inst.sub == Sub::a_xor;
+    const bool half = ty == Type::f16 || ty == Type::bf16;
+    bool ok = false;
+    if (bitwise) {
+      ok = ty == Type::b32 || ty == Type::b64;
+    } else if (inst.sub == Sub::a_inc || inst.sub == Sub::a_dec) {
+      ok = ty == Type::u32;
+    } else if (inst.sub == Sub::a_add) {
+      ok = ty == Type::u32 || ty == Type::s32 || ty == Type::u64 ||
+           (!to_cluster && (half || ty == Type::f32 || ty == Type::f64));
+      if (half && !(inst.flags & kNoFtz)) bad("an .add of .f16 or .bf16 needs .noftz");
+    } else {
+      ok = ty == Type::u32 || ty == Type::s32 ||
+           (!to_cluster && (ty == Type::u64 || ty == Type::s64 || half));
+    }
+    if (!ok) bad("the reduction does not support type " + std::string(type_name));
+    if ((inst.flags & kNoFtz) && !half) bad(".noftz is for .f16 and .bf16 adds");
+  }
+  if (to_cluster) {
+    if (!mods.take(".mbarrier::complete_tx::bytes")) {
+      bad("a reduction into .shared::cluster needs .mbarrier::complete_tx::bytes");
+    }
+    if (hint) bad(".L2::cache_hint needs a .global destination");
+  } else {
+    if (!mods.take(".bulk_group")) bad("a reduction into .global memory needs .bulk_group");
+    inst.mode |= kBulkToGlobal;
+  }
+  if (!mods.empty()) bad("unknown modifier " + std::string(mods.first()));
+
+  int k = 0;
+  const auto operands = [&](std::initializer_list<Type> types) {
+    while (!at(";")) {
+      if (k >= static_cast<int>(types.size())) bad("too many operands");
+      inst.ops[k] = operand(types.begin()[k], inst, k);
+      ++k;
+      if (!accept(",")) break;
+    }
+    expect(";");
+    inst.nops = static_cast<std::uint8_t>(k);
+  };
+  const auto need_address = [&](int i) {
+    if (inst.ops[i].kind != Operand::Kind::addr)
+      bad("operand " + std::to_string(i + 1) + " must be an address [..]");
+  };
+  if (tensor) {
+    const unsigned rank = static_cast<unsigned>(dim[1] - '0');
+    inst.vec = static_cast<std::uint8_t>(rank);
+    inst.op = Op::cp_async_bulk_tensor;
+    tensor_coords_ = Operand{};
+    allow_tensor_coords_ = true;
+    operands({Type::b64, Type::b64, Type::b64});
+    allow_tensor_coords_ = false;
+    if (k != 2 + (hint ? 1 : 0)) bad("takes [tensorMap, {coords}], [srcMem] {, cache-policy}");
+    need_address(0);
+    need_address(1);
+    if (tensor_coords_.kind != Operand::Kind::vec || tensor_coords_.count != rank) {
+      bad("the tensor map operand needs " + std::to_string(rank) +
+          " coordinates: [tensorMap, {c0, ...}]");
+    }
+    inst.ops[5] = tensor_coords_;
+    inst.name = 0;
+    p_->code.push_back(inst);
+    return true;
+  }
+  inst.op = Op::cp_async_bulk;
+  inst.space = Space::shared;
+  operands({Type::b64, Type::b64, Type::u32, Type::b64});
+  const int count = to_cluster ? 4 : 3 + (hint ? 1 : 0);
+  if (k != count) {
+    bad(to_cluster ? "takes [dstMem], [srcMem], size, [mbar]"
+                   : "takes [dstMem], [srcMem], size {, cache-policy}");
+  }
+  need_address(0);
+  need_address(1);
+  const Operand& size = inst.ops[2];
+  if (!((size.kind == Operand::Kind::reg && reg_types_[size.reg] != Type::pred) ||
+        size.kind == Operand::Kind::imm)) {
+    bad("the size must be a register or a constant");
+  }
+  if (to_cluster) need_address(3);
+  inst.name = 0;
+  p_->code.push_back(inst);
+  return true;
 }
 
 }  // namespace swcu::ptx::detail

@@ -190,6 +190,8 @@ class Parser {
   // read) for a form the interpreter does not run, which the caller records as unsupported.
   bool async_instruction(Inst& inst, std::string_view opcode, std::string_view base,
                          const std::vector<std::string_view>& parts, int line);
+  // cp.reduce.async.bulk{.tensor}, as async_instruction; `parts` are its modifiers.
+  bool bulk_reduction(Inst& inst, const std::vector<std::string_view>& parts, int line);
   // Drops fence's proxy qualifiers (.proxy.async, .mbarrier_init, .sync_restrict::...): the
   // fences the interpreter runs order every access of the thread, whatever its proxy.
   static void strip_fence_proxy(std::vector<std::string_view>& parts);

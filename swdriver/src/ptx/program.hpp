@@ -358,6 +358,7 @@ enum Flag : std::uint32_t {
   kSeqCst = 1u << 25,        ///< fence.sc
   kClusterSpace = 1u << 26,  ///< the space was .shared::cluster (isspacep, mapa)
   kMulticast = 1u << 27,     ///< cp.async.bulk .multicast::cluster: ops[4] is the CTA mask
+  kReduce = 1u << 28,  ///< cp.reduce.async.bulk{.tensor}: reduces with `sub` instead of copying
 };
 
 /// Variants of the asynchronous-copy and mbarrier instructions (Inst::mode).

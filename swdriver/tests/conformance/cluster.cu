@@ -204,3 +204,50 @@ extern "C" __global__ void cluster_async_stores(const int* in, int* out, unsigne
   }
   cluster.sync();
 }
+
+// Bulk reductions into rank 0's shared memory (cuda::ptx::cp_reduce_async_bulk with
+// .shared::cluster: cp.reduce.async.bulk completing bytes on rank 0's mbarrier). Each block
+// puts its blockDim.x ints of `in` into shared memory and one thread adds them (.add.u32) and
+// takes their minimum (.min.s32) into rank 0's accumulators; rank 0 waits for every byte and
+// writes both over out[2 * blockDim.x * cluster + ...].
+extern "C" __global__ void cluster_bulk_reduce(const int* in, unsigned* out) {
+  constexpr unsigned kMaxThreads = 64;
+  __shared__ alignas(16) unsigned mine[kMaxThreads];
+  __shared__ alignas(16) int mine_signed[kMaxThreads];
+  __shared__ alignas(16) unsigned sums[kMaxThreads];
+  __shared__ alignas(16) int mins[kMaxThreads];
+  __shared__ unsigned long long bar;
+  cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank(), size = cluster.num_blocks();
+  const int v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  mine[threadIdx.x] = static_cast<unsigned>(v);
+  mine_signed[threadIdx.x] = v;
+  if (rank == 0) {
+    sums[threadIdx.x] = 0;
+    mins[threadIdx.x] = 0x7fffffff;
+  }
+  if (rank == 0 && threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(&bar)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cluster.sync();
+  const auto bytes = static_cast<cuda::std::uint32_t>(blockDim.x * sizeof(int));
+  if (rank == 0 && threadIdx.x == 0) expect_bytes(&bar, 2 * size * bytes);
+  if (threadIdx.x == 0) {
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    auto* bar0 = reinterpret_cast<cuda::std::uint64_t*>(cluster.map_shared_rank(&bar, 0));
+    cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_shared,
+                                    cuda::ptx::op_add, cluster.map_shared_rank(sums, 0), mine,
+                                    bytes, bar0);
+    cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_shared,
+                                    cuda::ptx::op_min, cluster.map_shared_rank(mins, 0),
+                                    mine_signed, bytes, bar0);
+  }
+  if (rank == 0) {
+    wait_parity(&bar, 0);
+    unsigned* part = out + 2 * blockDim.x * (blockIdx.x / size);
+    part[threadIdx.x] = sums[threadIdx.x];
+    part[blockDim.x + threadIdx.x] = static_cast<unsigned>(mins[threadIdx.x]);
+  }
+  cluster.sync();
+}

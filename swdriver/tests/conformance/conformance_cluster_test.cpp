@@ -256,4 +256,39 @@ TEST_SUITE("conformance.cluster") {
                          "each cluster's sum and maximum");
     }
   }
+
+  TEST_CASE_FIXTURE(Conformance, "conformance.cluster: bulk reductions into another block") {
+    // cuda::ptx::cp_reduce_async_bulk into .shared::cluster (PTX ISA "cp.reduce.async.bulk"):
+    // every block reduces its ints into rank 0's shared memory, each element atomically,
+    // completing the bytes on rank 0's mbarrier.
+    const CUfunction f = function(load_ptx("cluster"), "cluster_bulk_reduce");
+    constexpr unsigned kGrid = 16;
+    for (unsigned size : {1u, 2u, 4u, 8u, 16u}) {
+      INFO("cluster size ", size);
+      if (size == 16) {
+        SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuFuncSetAttribute(
+            f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+      }
+      conf::Rng rng(17 + size);
+      std::vector<int> in(std::size_t{kBlock} * kGrid);
+      for (int& x : in) x = rng.range(-1000000, 1000000);
+      const CUdeviceptr din = upload(in);
+      const CUdeviceptr dout = zeros<unsigned>(2 * kBlock * (kGrid / size), 0);
+      SWCU_TEST_REQUIRE_SUCCESS(launch_cluster(f, kGrid, size, din, dout));
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+      std::vector<unsigned> want(2 * kBlock * (kGrid / size), 0);
+      for (unsigned c = 0; c < kGrid / size; ++c) {
+        for (unsigned t = 0; t < kBlock; ++t) {
+          int least = 0x7fffffff;
+          for (unsigned b = c * size; b < (c + 1) * size; ++b) {
+            want[2 * kBlock * c + t] += static_cast<unsigned>(in[b * kBlock + t]);
+            least = std::min(least, in[b * kBlock + t]);
+          }
+          want[2 * kBlock * c + kBlock + t] = static_cast<unsigned>(least);
+        }
+      }
+      conf::expect_equal(download<unsigned>(dout, want.size()), want,
+                         "each cluster's element-wise sums and minimums");
+    }
+  }
 }

@@ -2,7 +2,9 @@
 // cuTensorMapEncodeTiled, loaded into shared memory with cp.async.bulk.tensor (completing an
 // mbarrier) and stored back with a bulk group, in every swizzle mode of sm_90, with boxes that
 // reach outside the tensor (zero or NaN fill on loads, nothing written on stores), padded rows
-// and element strides; checked against a host reference of the PTX ISA's rules.
+// and element strides; and the bulk reductions (cp.reduce.async.bulk{.tensor}); checked against
+// a host reference of the PTX ISA's rules.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -155,5 +157,78 @@ TEST_SUITE("conformance.tma") {
     SWCU_TEST_REQUIRE_SUCCESS(
         swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 64, nullptr, params, nullptr));
     SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  }
+
+  // cp.reduce.async.bulk: "each data element ... is reduced atomically" into the destination;
+  // 24 blocks reduce into the same elements, so with several workers the reductions race.
+  TEST_CASE_FIXTURE(Tma, "conformance.tma: bulk reductions into global memory") {
+    const CUfunction f = function(load_ptx("tma"), "bulk_reduce_global");
+    constexpr int kBlocks = 24;
+    int n = 36;
+    conf::Rng rng(11);
+    std::vector<int> values(std::size_t{kBlocks} * n);
+    for (int& v : values) v = static_cast<int>(rng.range(-100000, 100000));
+    std::vector<unsigned> want_sums(n, 7u);
+    std::vector<int> want_mins(n, 5000);
+    std::vector<float> want_fsums(n, 0.5f);
+    for (int b = 0; b < kBlocks; ++b) {
+      for (int i = 0; i < n; ++i) {
+        const int v = values[std::size_t(b) * n + i];
+        want_sums[i] += static_cast<unsigned>(v);
+        want_mins[i] = std::min(want_mins[i], v);
+        want_fsums[i] += static_cast<float>(v) / 8.0f;  // exact: any order gives the same sum
+      }
+    }
+    const CUdeviceptr dvalues = upload(values);
+    const CUdeviceptr sums = zeros<unsigned>(n, 7u);
+    const CUdeviceptr mins = zeros<int>(n, 5000);
+    const CUdeviceptr fsums = zeros<float>(n, 0.5f);
+    void* params[] = {const_cast<CUdeviceptr*>(&dvalues), &n, const_cast<CUdeviceptr*>(&sums),
+                      const_cast<CUdeviceptr*>(&mins), const_cast<CUdeviceptr*>(&fsums)};
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(
+        f, kBlocks, 1, 1, 64, 1, 1, static_cast<unsigned>(3 * n * sizeof(int)), nullptr, params,
+        nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    conf::expect_equal(download<unsigned>(sums, n), want_sums, ".add.u32");
+    conf::expect_equal(download<int>(mins, n), want_mins, ".min.s32");
+    conf::expect_equal(download<float>(fsums, n), want_fsums, ".add.f32");
+  }
+
+  // cp.reduce.async.bulk.tensor adds a box into the tensor: only the elements inside it, each
+  // atomically; overlapping boxes of 15 blocks add into the same elements.
+  TEST_CASE_FIXTURE(Tma, "conformance.tma: tensor reductions add boxes into the tensor") {
+    const CUfunction f = function(load_ptx("tma"), "tma_box_reduce_add");
+    int rows = 8, cols = 16, x_step = 12, y_step = 6, shift_x = -5, shift_y = -3;
+    const unsigned gx = 7, gy = 8;  // reaches past both ends of the 68 x 37 tensor
+    std::vector<float> out(in.size());
+    conf::Rng rng(5);
+    for (float& x : out) x = static_cast<float>(rng.range(-1000, 1000)) / 4.0f;
+    std::vector<float> boxes(std::size_t{gx} * gy * rows * cols);
+    for (float& x : boxes) x = static_cast<float>(rng.range(-1000, 1000)) / 4.0f;
+    std::vector<float> want = out;
+    for (unsigned by = 0; by < gy; ++by) {
+      for (unsigned bx = 0; bx < gx; ++bx) {
+        for (int r = 0; r < rows; ++r) {
+          for (int c = 0; c < cols; ++c) {
+            const int x = static_cast<int>(bx) * x_step + shift_x + c;
+            const int y = static_cast<int>(by) * y_step + shift_y + r;
+            if (x < 0 || x >= kCols || y < 0 || y >= kRows) continue;
+            want[std::size_t(y) * kPitch + x] +=
+                boxes[((by * gx + bx) * rows + r) * std::size_t(cols) + c];
+          }
+        }
+      }
+    }
+    const CUdeviceptr dout = upload(out);
+    const CUdeviceptr dboxes = upload(boxes);
+    CUtensorMap out_map = map(dout, cols, rows, 1, CU_TENSOR_MAP_SWIZZLE_NONE);
+    void* params[] = {
+        &out_map, const_cast<CUdeviceptr*>(&dboxes), &rows, &cols, &x_step, &y_step, &shift_x,
+        &shift_y};
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuLaunchKernel(
+        f, gx, gy, 1, 32, 1, 1, static_cast<unsigned>(rows * cols * sizeof(float)), nullptr, params,
+        nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    conf::expect_equal(download<float>(dout, want.size()), want, "the tensor boxes were added to");
   }
 }

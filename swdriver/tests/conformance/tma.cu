@@ -60,3 +60,54 @@ extern "C" __global__ void tma_box_roundtrip(const __grid_constant__ CUtensorMap
     ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
   }
 }
+
+// Bulk reductions (cp.reduce.async.bulk): each block puts its slice of `in` (n ints per block,
+// n a multiple of 4) into shared memory and reduces it element by element into `sums` (.add.u32),
+// `mins` (.min.s32) and `fsums` (.add.f32 of in[i] / 8), all blocks into the same n elements.
+extern "C" __global__ void bulk_reduce_global(const int* in, int n, unsigned* sums, int* mins,
+                                              float* fsums) {
+  extern __shared__ __align__(16) int slice[];
+  unsigned* as_unsigned = reinterpret_cast<unsigned*>(slice + n);
+  float* as_float = reinterpret_cast<float*>(slice + 2 * n);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int v = in[blockIdx.x * n + i];
+    slice[i] = v;
+    as_unsigned[i] = static_cast<unsigned>(v);
+    as_float[i] = static_cast<float>(v) / 8.0f;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ptx::fence_proxy_async(ptx::space_shared);
+    const auto bytes = static_cast<cuda::std::uint32_t>(n * sizeof(int));
+    ptx::cp_reduce_async_bulk(ptx::space_global, ptx::space_shared, ptx::op_add, sums, as_unsigned,
+                              bytes);
+    ptx::cp_reduce_async_bulk(ptx::space_global, ptx::space_shared, ptx::op_min, mins, slice,
+                              bytes);
+    ptx::cp_reduce_async_bulk(ptx::space_global, ptx::space_shared, ptx::op_add, fsums, as_float,
+                              bytes);
+    ptx::cp_async_bulk_commit_group();
+    ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
+  }
+}
+
+// Tensor reductions (cp.reduce.async.bulk.tensor, tile mode): block (bx, by) fills a box of
+// box_rows x box_cols floats with values[(by * gridDim.x + bx) * box_rows * box_cols + ...] and
+// adds it into the 2D tensor of `out_map` at column bx * x_step + shift_x, row by * y_step +
+// shift_y: boxes overlap (steps smaller than the box) and reach outside the tensor.
+extern "C" __global__ void tma_box_reduce_add(const __grid_constant__ CUtensorMap out_map,
+                                              const float* values, int box_rows, int box_cols,
+                                              int x_step, int y_step, int shift_x, int shift_y) {
+  extern __shared__ __align__(128) float box[];
+  const float* mine = values + (blockIdx.y * gridDim.x + blockIdx.x) * box_rows * box_cols;
+  for (int i = threadIdx.x; i < box_rows * box_cols; i += blockDim.x) box[i] = mine[i];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ptx::fence_proxy_async(ptx::space_shared);
+    const int coords[2] = {static_cast<int>(blockIdx.x) * x_step + shift_x,
+                           static_cast<int>(blockIdx.y) * y_step + shift_y};
+    ptx::cp_reduce_async_bulk_tensor(ptx::space_global, ptx::space_shared, ptx::op_add, &out_map,
+                                     coords, box);
+    ptx::cp_async_bulk_commit_group();
+    ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
+  }
+}

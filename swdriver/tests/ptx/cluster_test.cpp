@@ -499,4 +499,56 @@ WAIT:
     INFO(e);
     CHECK(e.find("st.async needs .mbarrier::complete_tx::bytes") != std::string::npos);
   }
+
+  TEST_CASE_FIXTURE(ClusterTest, "ptx.cluster: malformed bulk reductions are refused") {
+    // The forms and type restrictions of the PTX ISA's cp.reduce.async.bulk{.tensor}.
+    const std::string prelude = ".shared .align 16 .b8 s[16];\n.shared .align 8 .b64 bar;\n";
+    const std::string cases[][2] = {
+        {"cp.reduce.async.bulk.global.shared::cta.bulk_group.and.u32 [%in], [s], 16;",
+         "the reduction does not support type .u32"},
+        {"cp.reduce.async.bulk.global.shared::cta.add.u32 [%in], [s], 16;",
+         "a reduction into .global memory needs .bulk_group"},
+        {"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [%in], [s], 16;",
+         "an .add of .f16 or .bf16 needs .noftz"},
+        {"cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.f32 "
+         "[s], [s], 16, [bar];",
+         "the reduction does not support type .f32"},
+        {"cp.reduce.async.bulk.global.shared::cta.bulk_group.u32 [%in], [s], 16;",
+         "needs a reduction"},
+        {"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%in], [s];",
+         "takes [dstMem], [srcMem], size"},
+        {"cp.reduce.async.bulk.shared::cluster.shared::cta.add.u32 [s], [s], 16, [bar];",
+         "needs .mbarrier::complete_tx::bytes"},
+        {"cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%in, {%r}], [s];",
+         "needs 2 coordinates"},
+    };
+    for (const auto& c : cases) {
+      INFO(c[0]);
+      const std::string body = "  .reg .b32 %r;\n  mov.u32 %r, 0;\n  " + c[0] + "\n";
+      const std::string e = ptxt::refused_ptx_log(ptxt::kernel(body, prelude));
+      INFO(e);
+      CHECK(e.find(c[1]) != std::string::npos);
+    }
+  }
+
+  TEST_CASE_FIXTURE(ClusterTest,
+                    "ptx.cluster: a bulk reduction completing on another block's mbarrier faults") {
+    expect_fault = true;
+    const std::string body = R"(
+  .shared .align 16 .b32 s[4];
+  .shared .align 8 .b64 bar;
+  .reg .b32 %a, %b, %n;
+  mbarrier.init.shared::cta.b64 [bar], 1;
+  mov.u32 %a, s;
+  mov.u32 %b, bar;
+  mapa.shared::cluster.u32 %a, %a, 1;
+  mov.u32 %n, 16;
+  cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 [%a], [s], %n, [%b];
+)";
+    run_ex(ptxt::kernel(body), 1, Dim3{2, 1, 1}, Dim3{1, 1, 1}, Dim3{2, 1, 1});
+    SWCU_TEST_CHECK_RESULT(status, CUDA_ERROR_ILLEGAL_ADDRESS);
+    INFO("stderr: ", err);
+    CHECK(err.find("cp.reduce.async.bulk to ") != std::string::npos);
+    CHECK(err.find("which is in another CTA's shared memory") != std::string::npos);
+  }
 }

@@ -225,15 +225,17 @@ $end:
 )",
         R"(
   .reg .b32 %s, %c;
+  .reg .b16 %h;
   mov.u32 %s, buf;
   mov.u32 %c, 0;
-  cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%in, {%c}], [%s];
+  mov.u16 %h, 0;
+  cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%s], [%in, {%c, %c, %c}], [%s], {%h};
 )",
         R"(
   .reg .b32 %s, %c;
   mov.u32 %s, buf;
   mov.u32 %c, 0;
-  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%in], [%s], 16;
+  cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group [%in, {%c, %c, %c}], [%s];
 )",
         R"(
   .reg .f32 %x, %r<4>;
