@@ -120,7 +120,10 @@ void request::wait(std::source_location where) {
         call_, details_ + ": the message sent has more than " + std::to_string(data_.count),
         comm.get(), where, e.code());
   }
-  if (!receive_) return;
+  if (!receive_) {
+    staging_ = {};  // MPI is done with it
+    return;
+  }
   int received = 0;
   check(MPI_Get_count(&status, data_.type, &received), "MPI_Get_count", comm.get(), details_,
         where);
@@ -135,6 +138,7 @@ void request::wait(std::source_location where) {
   }
   if (!comm.device_pointers()) {
     staging_.drain_to(stream_, data_.address, data_.count * data_.element_size, where);
+    staging_ = {};
   }
 }
 

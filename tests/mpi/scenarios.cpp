@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "swcuda.hpp"
+
 namespace mpi = cuwrap::mpi;
 
 namespace {
@@ -111,6 +113,9 @@ void exchange(const mpi::communicator& comm, bool expected_device_pointers) {
   cuwrap::device_buffer<float> got{rd.ctx, n};
   const int right = (rank + 1) % size;
   const int left = (rank + size - 1) % size;
+  // What the helpers ask of the driver: the staged path allocates pinned buffers
+  // (cuMemHostAlloc) and copies through them; the device-pointer path does neither.
+  const auto counts_before = cuwrap::testing::current_call_counts();
   // isend + recv: the ring passes each rank's data to the right.
   auto sending = mpi::isend<float>(comm, data.span(), right, 7, rd.s);
   mpi::recv<float>(comm, got.span(), left, 7, rd.s);
@@ -161,6 +166,16 @@ void exchange(const mpi::communicator& comm, bool expected_device_pointers) {
   auto b = from_host(rd.ctx, before);
   mpi::broadcast<float>(comm, b.span(), size - 1, rd.s);
   expect(to_host(b.span()) == std::vector<float>(n, static_cast<float>(size - 1)), "broadcast");
+  const auto calls = cuwrap::testing::difference(cuwrap::testing::current_call_counts(), counts_before);
+  const auto pinned = calls.contains("cuMemHostAlloc") ? calls.at("cuMemHostAlloc") : 0;
+  const auto freed = calls.contains("cuMemFreeHost") ? calls.at("cuMemFreeHost") : 0;
+  if (expected_device_pointers) {
+    expect(pinned == 0, "no pinned staging on the device-pointer path");
+  } else {
+    // isend, recv, irecv, send: one each; allreduce x2: one each; allgather: two; broadcast: one.
+    expect(pinned == 9, "nine pinned staging buffers, not " + std::to_string(pinned));
+    expect(freed == pinned, "every staging buffer freed");
+  }
 }
 
 // Same-node IPC: each rank maps every other rank's buffer, reads it, and writes its rank into

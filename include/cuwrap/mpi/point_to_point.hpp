@@ -44,7 +44,7 @@ class request {
   /// Completes the request (the communicator's bounded wait). For a receive: checks that the
   /// message had exactly the expected count (MPI_Get_count; mismatch_error otherwise, and for a
   /// longer one, whose MPI error is MPI_ERR_TRUNCATE), then on the staged path copies it into
-  /// the device buffer on the stream and synchronizes it.
+  /// the device buffer on the stream and synchronizes it. The staging buffer is freed here.
   void wait(std::source_location where = std::source_location::current());
   /// True until wait() completed it.
   [[nodiscard]] bool active() const noexcept { return comm_ != nullptr; }
