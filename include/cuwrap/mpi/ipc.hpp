@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <source_location>
+#include <utility>
 #include <vector>
 
 #include "cuwrap/context.hpp"
@@ -98,12 +99,12 @@ template <class T>
     const communicator& comm, int root, const memory_pool* pool,
     std::source_location where = std::source_location::current());
 
-/// Broadcasts on the node the pointer data of root's pool allocation `span` (read on the root
-/// only; cuMemPoolExportPointer) and imports it into every other rank from `imported`, the pool
-/// share_pool() returned (cuMemPoolImportPointer). Returns nothing on the root.
+/// Broadcasts on the node the pointer data (cuMemPoolExportPointer) and element count of root's
+/// pool allocation at `address` (read on the root only). Returns them on every other rank, for
+/// ipc_pool_memory; nothing on the root.
 std::optional<std::pair<ipc_pool_pointer, std::uint64_t>> broadcast_pool_pointer(
     const communicator& comm, int root, CUdeviceptr address, std::size_t count,
-    std::source_location where);
+    std::source_location where = std::source_location::current());
 
 /// The typed form: root's allocation `span`, imported everywhere else as an owner that frees
 /// the import first.

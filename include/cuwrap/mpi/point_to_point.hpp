@@ -31,6 +31,7 @@ struct message_buffer {
 
 /// An MPI send or receive in flight (MPI_Isend/MPI_Irecv), with its staging buffer. Move-only;
 /// destroying one that was not waited for waits for it (errors are then printed, not thrown).
+/// It keeps a pointer to its communicator, which must outlive it.
 class request {
  public:
   /// No request.
