@@ -166,7 +166,8 @@ void exchange(const mpi::communicator& comm, bool expected_device_pointers) {
   auto b = from_host(rd.ctx, before);
   mpi::broadcast<float>(comm, b.span(), size - 1, rd.s);
   expect(to_host(b.span()) == std::vector<float>(n, static_cast<float>(size - 1)), "broadcast");
-  const auto calls = cuwrap::testing::difference(cuwrap::testing::current_call_counts(), counts_before);
+  const auto calls =
+      cuwrap::testing::difference(cuwrap::testing::current_call_counts(), counts_before);
   const auto pinned = calls.contains("cuMemHostAlloc") ? calls.at("cuMemHostAlloc") : 0;
   const auto freed = calls.contains("cuMemFreeHost") ? calls.at("cuMemFreeHost") : 0;
   if (expected_device_pointers) {
