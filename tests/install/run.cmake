@@ -5,7 +5,7 @@
 #   3. a consumer (tests/install) builds against the moved prefix with find_package(cuwrap),
 #      compiles kernels with cuwrap_compile_kernels() and runs them with CUWRAP_DRIVER=software,
 #      on the driver the package finds by itself, compiles and runs one with cuwrap::rtc, and
-#      calls into cuwrap::runtime;
+#      calls into cuwrap::runtime (and, when built with MPI, links and runs cuwrap::mpi);
 #   4. the build tree is gone when the consumer runs: with FRESH_SOURCE_DIR it was deleted (step
 #      0); the ctest variant, which runs inside its own build tree, runs the consumer once more
 #      with the build tree and the source tree hidden under empty file systems (a private mount
@@ -90,6 +90,9 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${outside}/consumer -DCMAKE_PREFIX_PA
     ${flags})
 run(${CMAKE_COMMAND} --build ${outside}/consumer)
 run(${CMAKE_COMMAND} -E env CUWRAP_DRIVER=software ${consumer})
+if(EXISTS ${consumer}_mpi)  # cuwrap::mpi, when cuwrap and the consumer found MPI
+  run(${consumer}_mpi)
+endif()
 
 # 4. The same with the build and source trees hidden (the ctest variant; the fresh variant has
 #    deleted its build tree). A private mount namespace needs user namespaces: where the system
