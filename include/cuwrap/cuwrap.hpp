@@ -2,9 +2,11 @@
 // you exchange tensors: it brings <complex>, which every other user would pay for).
 #pragma once
 
+#include "cuwrap/array.hpp"
 #include "cuwrap/capture.hpp"
 #include "cuwrap/checkpoint.hpp"
 #include "cuwrap/context.hpp"
+#include "cuwrap/copy_3d.hpp"
 #include "cuwrap/device.hpp"
 #include "cuwrap/driver.hpp"
 #include "cuwrap/driver_logs.hpp"
