@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <concepts>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -19,6 +20,7 @@
 #include "cuwrap/context.hpp"
 #include "cuwrap/copy.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/graph_labels.hpp"
 #include "cuwrap/detail/unique_handle.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
@@ -52,6 +54,9 @@ class graph_node {
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
   /// What the node does (cuGraphNodeGetType).
   [[nodiscard]] node_kind kind(std::source_location where = std::source_location::current()) const;
+  /// Where the node was added through cuwrap ("file:line" of the add_* call); empty for a node
+  /// cuwrap did not add (captured from a stream, a clone's). No driver call.
+  [[nodiscard]] std::string label() const;
   friend constexpr bool operator==(graph_node, graph_node) noexcept = default;
 
  private:
@@ -119,7 +124,72 @@ struct graph_allocation {
   CUdeviceptr address = 0;  ///< valid from that node on, until a memory-free node frees it
 };
 
-/// A conditional node and the graph that runs when (if) or while (loop) its condition is set.
+/// The condition of conditional nodes (CUgraphConditionalHandle): a value each launch of the
+/// graph starts with, which kernels of the graph set with cudaGraphSetConditional. A cheap
+/// value, owned by its graph. Passes as an argument to a kernel's cudaGraphConditionalHandle
+/// parameter (it converts to CUgraphConditionalHandle, and to no other integer type).
+class graph_condition {
+ public:
+  using native_handle_type = CUgraphConditionalHandle;
+  /// Wraps a handle from cuGraphConditionalHandleCreate.
+  constexpr explicit graph_condition(native_handle_type handle) noexcept : handle_{handle} {}
+  /// The driver's handle.
+  [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// The handle, for a kernel argument (exactly CUgraphConditionalHandle: no other integer).
+  template <class T>
+  requires std::same_as<T, native_handle_type>
+  constexpr operator T() const noexcept { return handle_; }
+  friend constexpr bool operator==(graph_condition, graph_condition) noexcept = default;
+
+ private:
+  native_handle_type handle_;
+};
+
+/// When a condition takes its default value (cuGraphConditionalHandleCreate flags).
+enum class condition_reset : unsigned {
+  each_launch = CU_GRAPH_COND_ASSIGN_DEFAULT,  ///< at the start of every launch of the graph
+  never = 0,  ///< not assigned by the driver: a kernel of the graph sets it before it is tested
+};
+
+/// What a conditional node does with its condition: a CUgraphConditionalNodeType and how many
+/// body graphs it has. Made by cuwrap::conditional::if_then, if_else, while_loop, switch_of(n).
+class conditional_kind {
+ public:
+  /// The driver's node type.
+  [[nodiscard]] constexpr CUgraphConditionalNodeType type() const noexcept { return type_; }
+  /// How many body graphs the node has.
+  [[nodiscard]] constexpr unsigned bodies() const noexcept { return bodies_; }
+  /// A readable name: "if", "if-else", "while" or "switch".
+  [[nodiscard]] constexpr const char* name() const noexcept {
+    return type_ == CU_GRAPH_COND_TYPE_WHILE    ? "while"
+           : type_ == CU_GRAPH_COND_TYPE_SWITCH ? "switch"
+           : bodies_ == 2                       ? "if-else"
+                                                : "if";
+  }
+  /// A node kind of `type` with `bodies` bodies (the driver checks the combination).
+  constexpr conditional_kind(CUgraphConditionalNodeType type, unsigned bodies) noexcept
+      : type_{type}, bodies_{bodies} {}
+  friend constexpr bool operator==(conditional_kind, conditional_kind) noexcept = default;
+
+ private:
+  CUgraphConditionalNodeType type_;
+  unsigned bodies_;
+};
+
+/// The kinds of conditional node.
+namespace conditional {
+/// Runs body(0) once when the condition is non-zero.
+inline constexpr conditional_kind if_then{CU_GRAPH_COND_TYPE_IF, 1};
+/// Runs body(0) when the condition is non-zero, body(1) when it is zero.
+inline constexpr conditional_kind if_else{CU_GRAPH_COND_TYPE_IF, 2};
+/// Runs body(0) again and again while the condition is non-zero (tested before each run).
+inline constexpr conditional_kind while_loop{CU_GRAPH_COND_TYPE_WHILE, 1};
+/// Runs body(n) once where n is the condition's value; none when it is `cases` or more.
+[[nodiscard]] constexpr conditional_kind switch_of(unsigned cases) noexcept {
+  return {CU_GRAPH_COND_TYPE_SWITCH, cases};
+}
+}  // namespace conditional
+
 struct conditional_node;
 class graph_ref;
 
@@ -251,19 +321,26 @@ class graph_ref {
   /// Writes the DOT form to `path` (cuGraphDebugDotPrint); `flags` as for to_dot().
   void write_dot(const std::string& path, unsigned flags = readable_dot,
                  std::source_location where = std::source_location::current()) const;
+  /// The graph's own nodes and edges in DOT form, each node named by its kind and the call site
+  /// that added it (graph_node::label()); built by cuwrap from nodes() and edges().
+  [[nodiscard]] std::string to_labelled_dot(
+      std::source_location where = std::source_location::current()) const;
   /// The default flags of to_dot() and write_dot(): node kinds, kernel names, launch shapes and
   /// parameters, without handles, pointers or addresses.
   static constexpr unsigned readable_dot = CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS;
 
-  /// A condition for conditional nodes, with a value it starts each launch with
-  /// (cuGraphConditionalHandleCreate). Kernels set it with cudaGraphSetConditional.
-  [[nodiscard]] CUgraphConditionalHandle make_condition(
-      unsigned default_value = 0,
+  /// A condition for conditional nodes of this graph (or of graphs nested in it), which takes
+  /// `default_value` when `reset` says (cuGraphConditionalHandleCreate). Kernels of the graph
+  /// set it with cudaGraphSetConditional(condition, value).
+  [[nodiscard]] graph_condition make_condition(
+      unsigned default_value = 0, condition_reset reset = condition_reset::each_launch,
       std::source_location where = std::source_location::current()) const;
-  /// A conditional node that runs its body graph once if (`loop` false) or while (`loop`
-  /// true) `condition` is non-zero (cuGraphAddNode). Needs a CUDA 12.3+ driver.
+  /// A conditional node of kind `kind` (conditional::if_then, if_else, while_loop,
+  /// switch_of(n)) testing `condition` (cuGraphAddNode, one driver call). Add the work of
+  /// each body to body(i), by node or by capturing a stream into it (capture_into). Needs a
+  /// CUDA 12.3+ driver (if-else and switch: 12.8+).
   [[nodiscard]] conditional_node add_conditional(
-      CUgraphConditionalHandle condition, bool loop, dependencies after = {},
+      graph_condition condition, conditional_kind kind, dependencies after = {},
       std::source_location where = std::source_location::current()) const;
 
   friend constexpr bool operator==(graph_ref a, graph_ref b) noexcept {
@@ -297,10 +374,17 @@ class graph_ref {
                                dependencies after, std::source_location where) const;
 };
 
-/// A conditional node and the body graph it runs.
+/// A conditional node and the body graphs it runs (owned by the node).
 struct conditional_node {
-  graph_node node;  ///< the conditional node
-  graph_ref body;   ///< add the nodes to run conditionally here (owned by the node)
+  graph_node node;                ///< the conditional node
+  conditional_kind kind;          ///< what it does with its condition
+  std::vector<graph_ref> bodies;  ///< one per body: add the nodes to run conditionally here
+
+  /// Body `i` (from 0): if_then and while_loop have body(0); if_else runs body(0) when the
+  /// condition is non-zero and body(1) when it is zero; switch_of(n) runs body(value). Throws
+  /// cuwrap::usage_error for an index past the node's bodies.
+  [[nodiscard]] graph_ref body(std::size_t i = 0,
+                               std::source_location where = std::source_location::current()) const;
 };
 
 class graph_exec;
@@ -312,6 +396,7 @@ struct graph_traits {
   using state_type = std::shared_ptr<const context_owner>;
   static constexpr CUgraph empty_handle() noexcept { return nullptr; }
   static void destroy(CUgraph handle) noexcept {
+    forget_labels(handle);
     check_nothrow(driver().cuGraphDestroy(handle), "cuGraphDestroy");
   }
 };
@@ -333,13 +418,22 @@ class graph : public detail::unique_handle<detail::graph_traits> {
 
   /// A copy of the graph (cuGraphClone).
   [[nodiscard]] graph clone(std::source_location where = std::source_location::current()) const;
-  /// An executable graph (cuGraphInstantiateWithFlags). Throws naming the failing node.
+  /// An executable graph (cuGraphInstantiateWithParams, one driver call). Throws
+  /// cuwrap::error with the driver's reason (CUgraphInstantiateResult) and the failing node:
+  /// its kind and the call site that added it.
   [[nodiscard]] graph_exec instantiate(
       instantiate_flags flags = instantiate_flags::none,
+      std::source_location where = std::source_location::current()) const;
+  /// An executable graph, uploaded on `upload_on` as part of instantiating
+  /// (CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD with hUploadStream); otherwise as instantiate(flags).
+  [[nodiscard]] graph_exec instantiate(
+      stream_ref upload_on, instantiate_flags flags = instantiate_flags::none,
       std::source_location where = std::source_location::current()) const;
 
  private:
   friend class capture_guard;
+  graph_exec instantiate_with(instantiate_flags flags, CUstream upload,
+                              std::source_location where) const;
   graph(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
       : unique_handle{
             graph_ref{handle, ctx ? ctx->handle : CUcontext{}, ctx ? ctx->device : CUdevice{}},

@@ -115,7 +115,8 @@ CUresult run_fill(State& s, int device, const FillShape& f) {
 bool run_level(Launch& l, Graph& g);
 
 // A kernel node without a registered host function: its PTX, under the lock.
-bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch& v) {
+bool run_interpreted(State& s, Launch& l, const KernelNode& k, const swcu_launch& v) {
+  Queue& q = *l.queue;
   LaunchSpec spec;
   spec.kernel = k.name;
   spec.grid = k.grid;
@@ -130,7 +131,19 @@ bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch&
   spec.sizes = k.sizes;
   spec.params = k.params;
   log_launch(spec);
-  const CUresult r = interpret_now(s, *q.ctx, k.func, spec);
+  // The kernel's cudaGraphSetConditional calls set this launch's values (the state lock is held
+  // by this thread while the interpreter's workers run).
+  const ConditionSetter set = [&l](CUgraphConditionalHandle handle, unsigned value,
+                                   std::string& why) {
+    const auto it = l.exec->values.find(handle);
+    if (it == l.exec->values.end()) {
+      why = "the graph being launched has no such conditional handle";
+      return false;
+    }
+    it->second = value;
+    return true;
+  };
+  const CUresult r = interpret_now(s, *q.ctx, k.func, spec, set);
   if (r != CUDA_SUCCESS) fail(q, r);
   return r == CUDA_SUCCESS;
 }
@@ -215,7 +228,7 @@ bool run_node(Launch& l, Node& n) {
       v.param_sizes = k.sizes.data();
       v.params = k.params.data();
       v.params_size = k.params.size();
-      if (!has_host_function(k.name)) return run_interpreted(s, q, k, v);
+      if (!has_host_function(k.name)) return run_interpreted(s, l, k, v);
       lock.unlock();  // the plan cannot change while the launch holds it
       run_kernel_now(v);
       return true;
