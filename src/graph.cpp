@@ -27,11 +27,14 @@ const detail::driver_table& drv() { return detail::driver(); }
 
 // The driver's parameter structs, shared by the add_* and set_* paths.
 CUDA_KERNEL_NODE_PARAMS kernel_params(const kernel& k, const launch_config& config, void** params,
-                                      CUcontext ctx, const char* api, std::source_location where) {
-  if (!config.attributes().empty()) {
+                                      CUcontext ctx, const char* api, std::source_location where,
+                                      bool attributes_allowed = false) {
+  if (!attributes_allowed && !config.attributes().empty()) {
     detail::throw_graph_error(
         CUDA_ERROR_NOT_SUPPORTED, api,
-        "kernel " + k.name() + ": launch attributes are not supported on graph kernel nodes",
+        "kernel " + k.name() +
+            ": an executable graph's kernel node keeps the attributes it was added with "
+            "(cuGraphExecKernelNodeSetParams takes none)",
         where);
   }
   CUDA_KERNEL_NODE_PARAMS p{};
@@ -167,6 +170,30 @@ const char* kind_name(node_kind kind) {
 
 std::string graph_node::label() const { return detail::node_label(handle_); }
 
+CUlaunchAttributeValue graph_node::attribute(CUlaunchAttributeID id,
+                                             std::source_location where) const {
+  CUlaunchAttributeValue value{};
+  const CUresult r = drv().cuGraphKernelNodeGetAttribute(handle_, id, &value);
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, "cuGraphKernelNodeGetAttribute",
+                              "launch attribute " + std::to_string(static_cast<int>(id)) +
+                                  " of the " + describe_node(handle_),
+                              where);
+  }
+  return value;
+}
+
+void graph_node::set_attribute(const CUlaunchAttribute& attribute,
+                               std::source_location where) const {
+  const CUresult r = drv().cuGraphKernelNodeSetAttribute(handle_, attribute.id, &attribute.value);
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, "cuGraphKernelNodeSetAttribute",
+                              "launch attribute " + std::to_string(static_cast<int>(attribute.id)) +
+                                  " of the " + describe_node(handle_),
+                              where);
+  }
+}
+
 node_kind graph_node::kind(std::source_location where) const {
   CUgraphNodeType type{};
   check(drv().cuGraphNodeGetType(handle_, &type), "cuGraphNodeGetType", where);
@@ -184,13 +211,25 @@ graph_node graph_ref::add_kernel_params(const kernel& k, const launch_config& co
                                         dependencies after, void** params,
                                         std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
-  const auto p = kernel_params(k, config, params, context_, "cuGraphAddKernelNode", where);
+  const auto p = kernel_params(k, config, params, context_, "cuGraphAddKernelNode", where, true);
   CUgraphNode n{};
   const CUresult r = drv().cuGraphAddKernelNode(&n, handle_, after.data(), after.size(), &p);
   if (r != CUDA_SUCCESS) {
     detail::throw_graph_error(
         r, "cuGraphAddKernelNode",
         "adding a kernel node for " + k.name() + detail::context_mismatch(k, context_), where);
+  }
+  // Launch attributes become node attributes: one more driver call each (none for a plain
+  // config). A refused attribute removes the node again.
+  for (const CUlaunchAttribute& a : config.attributes()) {
+    if (const CUresult ar = drv().cuGraphKernelNodeSetAttribute(n, a.id, &a.value);
+        ar != CUDA_SUCCESS) {
+      check_nothrow(drv().cuGraphDestroyNode(n), "cuGraphDestroyNode");
+      detail::throw_graph_error(
+          ar, "cuGraphKernelNodeSetAttribute",
+          "kernel " + k.name() + ": launch attribute " + std::to_string(static_cast<int>(a.id)),
+          where);
+    }
   }
   detail::label_node(handle_, n, where);
   return graph_node{n};

@@ -57,6 +57,15 @@ class graph_node {
   /// Where the node was added through cuwrap ("file:line" of the add_* call); empty for a node
   /// cuwrap did not add (captured from a stream, a clone's). No driver call.
   [[nodiscard]] std::string label() const;
+  /// A kernel node's launch attribute `id` (cuGraphKernelNodeGetAttribute): cooperative,
+  /// cluster dimensions, priority, ... (the CUlaunchAttributeIDs cuda.h marks valid for graph
+  /// nodes). Throws cuwrap::error for another node kind or attribute.
+  [[nodiscard]] CUlaunchAttributeValue attribute(
+      CUlaunchAttributeID id, std::source_location where = std::source_location::current()) const;
+  /// Sets a kernel node's launch attribute (cuGraphKernelNodeSetAttribute); launch_config's
+  /// attributes() entries fit as they are.
+  void set_attribute(const CUlaunchAttribute& attribute,
+                     std::source_location where = std::source_location::current()) const;
   friend constexpr bool operator==(graph_node, graph_node) noexcept = default;
 
  private:
@@ -229,8 +238,10 @@ class graph_ref {
                        std::source_location where = std::source_location::current()) const;
 
   /// A kernel launch. The typed form checks arguments at compile time; the arguments are
-  /// copied into the node (cuGraphAddKernelNode). Errors name cuGraphAddKernelNode and the
-  /// call site (the config argument carries it, as in launches).
+  /// copied into the node (cuGraphAddKernelNode: one driver call, plus one
+  /// cuGraphKernelNodeSetAttribute per attribute of `config`: cooperative, cluster dimensions,
+  /// priority, ...). Errors name the driver call and the call site (the config argument
+  /// carries it, as in launches).
   template <class... Params, class... Args>
   graph_node add_kernel(const typed_kernel<void(Params...)>& k,
                         detail::located<launch_config> config, dependencies after,
@@ -251,6 +262,37 @@ class graph_ref {
     } else {
       return graph_node{nullptr};  // not compiled: the static_assert above has failed
     }
+  }
+
+  /// A launch of an untyped kernel, checked as an untyped stream launch: the number of
+  /// arguments and each one's size against the kernel's parameter layout (when the driver
+  /// reports it), before the driver is called. Device memory passes as its element pointer.
+  template <class... Args>
+  graph_node add_kernel(const kernel& k, detail::located<launch_config> config, dependencies after,
+                        Args&&... args) const {
+    static_assert((std::is_trivially_copyable_v<detail::kernel_value_t<Args>> && ...),
+                  "add_kernel: kernel arguments must be trivially copyable");
+    const std::source_location where = config.where;
+    detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
+    detail::expect_argument_not_moved_from(k.get() != nullptr, "graph", "add_kernel", "kernel",
+                                           where);
+    if (k.layout_known()) {
+      const auto params = k.params();
+      if (params.size() != sizeof...(Args)) {
+        detail::throw_argument_count(k, sizeof...(Args), where);
+      }
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (detail::check_argument_size(k, I, sizeof(detail::kernel_value_t<Args>), params[I].size,
+                                     where),
+         ...);
+      }
+      (std::index_sequence_for<Args...>{});
+    }
+    detail::check_limits(k, config.value, where, "cuGraphAddKernelNode");
+    auto values = detail::untyped_kernel_values(std::index_sequence_for<Args...>{}, "graph",
+                                                "add_kernel", where, std::forward<Args>(args)...);
+    return add_kernel_tuple(k, config.value, after, values, std::index_sequence_for<Args...>{},
+                            where);
   }
 
   /// A copy of `src` into `dst` (same rules as cuwrap::copy; cuGraphAddMemcpyNode).

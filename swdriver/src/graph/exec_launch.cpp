@@ -36,6 +36,7 @@ struct Launch {
   Queue* queue = nullptr;  ///< valid while the operation is
   CUstream stream = nullptr;
   int priority = 0;
+  bool node_priority = false;  ///< CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
   std::vector<std::pair<const Node*, std::shared_ptr<Completion>>> records;
   std::vector<GraphMemory*> auto_free;  ///< AUTO_FREE_ON_LAUNCH: freed when it starts
 };
@@ -221,7 +222,7 @@ bool run_node(Launch& l, Node& n) {
       v.cluster[0] = v.cluster[1] = v.cluster[2] = 1;
       v.shared_bytes = k.shared;
       v.cooperative = k.cooperative ? 1 : 0;
-      v.priority = l.priority;
+      v.priority = l.node_priority ? k.priority : l.priority;
       v.stream = l.stream;
       v.param_count = k.offsets.size();
       v.param_offsets = k.offsets.data();
@@ -335,6 +336,7 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     l->queue = q.get();
     l->stream = stream;
     l->priority = q->priority;
+    l->node_priority = (e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
     Op op;
     op.kind = OpKind::callback;
     op.callback = &run_launch;
