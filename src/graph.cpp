@@ -86,17 +86,6 @@ graph_node added(CUresult r, CUgraph graph, const CUgraphNode& node, const char*
   return graph_node{node};
 }
 
-// "<kind> node added at file:line" (or "<kind> node <handle>" for a node cuwrap did not add).
-std::string describe_node(CUgraphNode node) {
-  CUgraphNodeType type{};
-  const bool known = detail::driver().cuGraphNodeGetType(node, &type) == CUDA_SUCCESS;
-  std::string text =
-      std::string{known ? kind_name(static_cast<node_kind>(type)) : "unknown"} + " node";
-  const std::string label = detail::node_label(node);
-  if (!label.empty()) return text + " added at " + label;
-  return text + " " + std::to_string(reinterpret_cast<std::uintptr_t>(node));
-}
-
 void CUDA_CB run_host_callable(void* data) {
   static_cast<detail::host_callable_base*>(data)->run();
 }
@@ -164,6 +153,17 @@ const char* kind_name(node_kind kind) {
     case node_kind::conditional: return "conditional";
   }
   return "unknown";
+}
+
+// "<kind> node added at file:line" (or "<kind> node <handle>" for a node cuwrap did not add).
+std::string describe_node(CUgraphNode node) {
+  CUgraphNodeType type{};
+  const bool known = detail::driver().cuGraphNodeGetType(node, &type) == CUDA_SUCCESS;
+  std::string text =
+      std::string{known ? kind_name(static_cast<node_kind>(type)) : "unknown"} + " node";
+  const std::string label = detail::node_label(node);
+  if (!label.empty()) return text + " added at " + label;
+  return text + " " + std::to_string(reinterpret_cast<std::uintptr_t>(node));
 }
 
 }  // namespace

@@ -215,6 +215,9 @@ struct host_callable final : host_callable_base {
 };
 [[noreturn]] void throw_graph_error(CUresult result, const char* api, std::string details,
                                     std::source_location where);
+/// Destroys the host callables graph_exec_ref::set_host gave executable graph `exec` (which was
+/// just destroyed), after waiting for its context's work; nothing when there are none.
+void release_host_replacements(CUgraphExec exec) noexcept;
 }  // namespace detail
 
 /// A non-owning view of a graph. Node-adding functions take the nodes the new node depends on
@@ -561,6 +564,27 @@ class graph_exec_ref {
     const auto d = as_device_span(dst, where);
     set_fill_bits(node, d.address(), detail::bits_of(value), sizeof(T), d.size(), where);
   }
+  /// Runs `fn` instead of host node `node`'s callable from the next launch on
+  /// (cuGraphExecHostNodeSetParams). The executable graph keeps `fn` alive until it is
+  /// destroyed (its owner's destructor then waits for the context's work before destroying the
+  /// callables it was given this way); the callable it replaces lives as long as before (with
+  /// the graph it came from and every executable graph made from it).
+  template <class F>
+  void set_host(graph_node node, F&& fn,
+                std::source_location where = std::source_location::current()) const {
+    auto callable = std::make_unique<detail::host_callable<std::decay_t<F>>>(std::forward<F>(fn));
+    set_host_callable(node, std::move(callable), where);
+  }
+  /// Records `e` at event record node `node` (cuGraphExecEventRecordNodeSetEvent).
+  void set_event_record(graph_node node, event_ref e,
+                        std::source_location where = std::source_location::current()) const;
+  /// Waits for `e` at event wait node `node` (cuGraphExecEventWaitNodeSetEvent).
+  void set_event_wait(graph_node node, event_ref e,
+                      std::source_location where = std::source_location::current()) const;
+  /// Takes the parameters of `child` (same topology) for child graph node `node`
+  /// (cuGraphExecChildGraphNodeSetParams).
+  void set_child(graph_node node, graph_ref child,
+                 std::source_location where = std::source_location::current()) const;
   /// Enables or disables a kernel, memcpy or memset node (cuGraphNodeSetEnabled).
   void set_enabled(graph_node node, bool enabled,
                    std::source_location where = std::source_location::current()) const;
@@ -579,6 +603,8 @@ class graph_exec_ref {
                       std::source_location where) const;
   void set_fill_bits(graph_node node, CUdeviceptr dst, unsigned value, std::size_t element_size,
                      std::size_t count, std::source_location where) const;
+  void set_host_callable(graph_node node, std::unique_ptr<detail::host_callable_base> callable,
+                         std::source_location where) const;
 };
 
 namespace detail {
@@ -589,6 +615,7 @@ struct graph_exec_traits {
   static constexpr CUgraphExec empty_handle() noexcept { return nullptr; }
   static void destroy(CUgraphExec handle) noexcept {
     check_nothrow(driver().cuGraphExecDestroy(handle), "cuGraphExecDestroy");
+    release_host_replacements(handle);
   }
 };
 }  // namespace detail

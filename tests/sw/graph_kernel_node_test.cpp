@@ -60,7 +60,7 @@ TEST_SUITE("graph") {
         calls_made_by([&] { (void)g.add_kernel(scale, with, {}, data.data(), 2.0f, int{n}); });
     // One call for the node and one per attribute.
     CHECK(cuwrap::testing::total(calls) == 3);
-    CHECK(calls.count("cuGraphKernelNodeSetAttribute") == 2);
+    CHECK(calls.at("cuGraphKernelNodeSetAttribute") == 2);
     const auto node = g.nodes().at(0);
     CHECK(node.attribute(CU_LAUNCH_ATTRIBUTE_COOPERATIVE).cooperative == 1);
     CHECK(node.attribute(CU_LAUNCH_ATTRIBUTE_PRIORITY).priority == -1);
