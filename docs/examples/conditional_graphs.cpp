@@ -70,6 +70,7 @@ int main() try {
   const auto count_down = loop_mod.kernel<void(CUgraphConditionalHandle, int*)>("count_down");
   constexpr int n = 256;
   const auto config = cuwrap::launch_config::linear(n, 128);
+  const cuwrap::launch_config one_warp{{1}, {32}};
   cuwrap::device_buffer<float> data{ctx, n};
   cuwrap::device_buffer<int> counter{ctx, 1};
 
@@ -80,7 +81,7 @@ int main() try {
   const auto more = g.make_condition(1);  // 1 at the start of each launch: a do-while
   const auto loop = g.add_conditional(more, cuwrap::conditional::while_loop, start);
   const auto twice = loop.body().add_kernel(scale, config, {}, data.data(), 2.0f, n);
-  loop.body().add_kernel(count_down, {{1}, {32}}, twice, more, counter.data());
+  loop.body().add_kernel(count_down, one_warp, twice, more, counter.data());
 
   // if (flag) data *= 3; else data *= 5; here the flag is the condition's default value.
   const auto flag = g.make_condition(0);
