@@ -30,8 +30,8 @@ auto counting(std::shared_ptr<int> token, int& runs) {
 }  // namespace
 
 TEST_SUITE("graph") {
-  TEST_CASE_FIXTURE(fixture,
-                    "a replaced host callable runs from the next launch; both live while needed") {
+  TEST_CASE_FIXTURE(
+      fixture, "a replaced host callable runs from the next launch and both live while needed") {
     int a_runs = 0, b_runs = 0, c_runs = 0;
     auto a = std::make_shared<int>(0), b = std::make_shared<int>(0), c = std::make_shared<int>(0);
     const std::weak_ptr<int> watch_a = a, watch_b = b, watch_c = c;
