@@ -1,5 +1,7 @@
 #include "cuwrap/capture.hpp"
 
+#include <string>
+
 namespace cuwrap {
 
 capture_info capture_state(stream_ref s, std::source_location where) {
@@ -52,6 +54,57 @@ graph capture_guard::end(std::source_location where) {
   }
   active_ = false;
   return graph{captured, context_};
+}
+
+void update_capture_dependencies(stream_ref s, dependencies nodes, capture_dependencies how,
+                                 std::source_location where) {
+  detail::expect_argument_not_moved_from(!s.empty(), nullptr, "update_capture_dependencies",
+                                         "stream", where);
+  const CUresult r = detail::driver().cuStreamUpdateCaptureDependencies(
+      s.get(), const_cast<CUgraphNode*>(nodes.data()), nullptr, nodes.size(),
+      static_cast<unsigned>(how));
+  if (r != CUDA_SUCCESS) {
+    detail::throw_error(make_error_code(r), "cuStreamUpdateCaptureDependencies",
+                        std::string{how == capture_dependencies::set ? "setting" : "adding"} + " " +
+                            std::to_string(nodes.size()) + " dependencies",
+                        where);
+  }
+}
+
+capture_into_guard::capture_into_guard(const stream& s, graph_ref target, dependencies after,
+                                       capture_mode mode, std::source_location where)
+    : stream_{s.get()}, context_{s.context_lifetime("stream", "capture_into", where)} {
+  detail::expect_argument_not_moved_from(!target.empty(), "stream", "capture_into", "graph", where);
+  check(detail::driver().cuStreamBeginCaptureToGraph(stream_, target.get(), after.data(), nullptr,
+                                                     after.size(),
+                                                     static_cast<CUstreamCaptureMode>(mode)),
+        "cuStreamBeginCaptureToGraph", where);
+}
+
+capture_into_guard::~capture_into_guard() {
+  if (!active_) {
+    return;
+  }
+  CUgraph target{};  // the graph captured into: not ours to destroy
+  const CUresult r = detail::driver().cuStreamEndCapture(stream_, &target);
+  if (r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+    check_nothrow(r, "cuStreamEndCapture");
+  }
+}
+
+void capture_into_guard::end(std::source_location where) {
+  if (!active_) {
+    throw usage_error{"cuwrap::capture_into_guard::end: the capture has already ended", where};
+  }
+  CUgraph target{};
+  const CUresult r = detail::driver().cuStreamEndCapture(stream_, &target);
+  if (r != CUDA_SUCCESS) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    active_ = detail::driver().cuStreamIsCapturing(stream_, &status) == CUDA_SUCCESS &&
+              status != CU_STREAM_CAPTURE_STATUS_NONE;
+    detail::throw_error(make_error_code(r), "cuStreamEndCapture", {}, where);
+  }
+  active_ = false;
 }
 
 }  // namespace cuwrap

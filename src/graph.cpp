@@ -3,10 +3,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+
+#include "cuwrap/detail/graph_labels.hpp"
 
 namespace cuwrap {
 namespace detail {
@@ -24,11 +27,14 @@ const detail::driver_table& drv() { return detail::driver(); }
 
 // The driver's parameter structs, shared by the add_* and set_* paths.
 CUDA_KERNEL_NODE_PARAMS kernel_params(const kernel& k, const launch_config& config, void** params,
-                                      CUcontext ctx, const char* api, std::source_location where) {
-  if (!config.attributes().empty()) {
+                                      CUcontext ctx, const char* api, std::source_location where,
+                                      bool attributes_allowed = false) {
+  if (!attributes_allowed && !config.attributes().empty()) {
     detail::throw_graph_error(
         CUDA_ERROR_NOT_SUPPORTED, api,
-        "kernel " + k.name() + ": launch attributes are not supported on graph kernel nodes",
+        "kernel " + k.name() +
+            ": an executable graph's kernel node keeps the attributes it was added with "
+            "(cuGraphExecKernelNodeSetParams takes none)",
         where);
   }
   CUDA_KERNEL_NODE_PARAMS p{};
@@ -71,11 +77,12 @@ CUDA_MEMSET_NODE_PARAMS fill_params(CUdeviceptr dst, unsigned value, std::size_t
 // Checks an add_* result and returns the new node. `node` is taken by reference so that
 // `added(drv().cuGraphAddXNode(&n, ...), n, ...)` reads `n` after the driver wrote it (a copy
 // could be made before the call, as argument evaluation order is unspecified).
-graph_node added(CUresult r, const CUgraphNode& node, const char* api, const char* kind,
-                 std::source_location where) {
+graph_node added(CUresult r, CUgraph graph, const CUgraphNode& node, const char* api,
+                 const char* kind, std::source_location where) {
   if (r != CUDA_SUCCESS) {
     detail::throw_graph_error(r, api, std::string{"adding a "} + kind + " node", where);
   }
+  detail::label_node(graph, node, where);
   return graph_node{node};
 }
 
@@ -103,6 +110,34 @@ const char* update_reason(CUgraphExecUpdateResult result) {
   }
 }
 
+const char* instantiate_reason(CUgraphInstantiateResult result) {
+  switch (result) {
+    case CUDA_GRAPH_INSTANTIATE_SUCCESS: return "the instantiation failed";
+    case CUDA_GRAPH_INSTANTIATE_ERROR: return "the instantiation failed";
+    case CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE:
+      return "the graph's structure is invalid (a cycle, say)";
+    case CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED:
+      return "a node's operation is not supported for device launch";
+    case CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED:
+      return "device launch needs every node in one context";
+    case CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED:
+      return "a conditional handle has no conditional node";
+    default: return "the instantiation was refused";
+  }
+}
+
+std::string instantiate_flags_text(instantiate_flags flags) {
+  std::string text;
+  const auto add = [&](instantiate_flags f, const char* name) {
+    if (has(flags, f)) text += (text.empty() ? "" : "|") + std::string{name};
+  };
+  add(instantiate_flags::auto_free_on_launch, "auto_free_on_launch");
+  add(instantiate_flags::upload, "upload");
+  add(instantiate_flags::device_launch, "device_launch");
+  add(instantiate_flags::use_node_priority, "use_node_priority");
+  return text.empty() ? "none" : text;
+}
+
 const char* kind_name(node_kind kind) {
   switch (kind) {
     case node_kind::kernel: return "kernel";
@@ -120,7 +155,44 @@ const char* kind_name(node_kind kind) {
   return "unknown";
 }
 
+// "<kind> node added at file:line" (or "<kind> node <handle>" for a node cuwrap did not add).
+std::string describe_node(CUgraphNode node) {
+  CUgraphNodeType type{};
+  const bool known = detail::driver().cuGraphNodeGetType(node, &type) == CUDA_SUCCESS;
+  std::string text =
+      std::string{known ? kind_name(static_cast<node_kind>(type)) : "unknown"} + " node";
+  const std::string label = detail::node_label(node);
+  if (!label.empty()) return text + " added at " + label;
+  return text + " " + std::to_string(reinterpret_cast<std::uintptr_t>(node));
+}
+
 }  // namespace
+
+std::string graph_node::label() const { return detail::node_label(handle_); }
+
+CUlaunchAttributeValue graph_node::attribute(CUlaunchAttributeID id,
+                                             std::source_location where) const {
+  CUlaunchAttributeValue value{};
+  const CUresult r = drv().cuGraphKernelNodeGetAttribute(handle_, id, &value);
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, "cuGraphKernelNodeGetAttribute",
+                              "launch attribute " + std::to_string(static_cast<int>(id)) +
+                                  " of the " + describe_node(handle_),
+                              where);
+  }
+  return value;
+}
+
+void graph_node::set_attribute(const CUlaunchAttribute& attribute,
+                               std::source_location where) const {
+  const CUresult r = drv().cuGraphKernelNodeSetAttribute(handle_, attribute.id, &attribute.value);
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, "cuGraphKernelNodeSetAttribute",
+                              "launch attribute " + std::to_string(static_cast<int>(attribute.id)) +
+                                  " of the " + describe_node(handle_),
+                              where);
+  }
+}
 
 node_kind graph_node::kind(std::source_location where) const {
   CUgraphNodeType type{};
@@ -131,7 +203,7 @@ node_kind graph_node::kind(std::source_location where) const {
 graph_node graph_ref::add_empty(dependencies after, std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "add_empty", where);
   CUgraphNode n{};
-  return added(drv().cuGraphAddEmptyNode(&n, handle_, after.data(), after.size()), n,
+  return added(drv().cuGraphAddEmptyNode(&n, handle_, after.data(), after.size()), handle_, n,
                "cuGraphAddEmptyNode", "empty", where);
 }
 
@@ -139,7 +211,7 @@ graph_node graph_ref::add_kernel_params(const kernel& k, const launch_config& co
                                         dependencies after, void** params,
                                         std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
-  const auto p = kernel_params(k, config, params, context_, "cuGraphAddKernelNode", where);
+  const auto p = kernel_params(k, config, params, context_, "cuGraphAddKernelNode", where, true);
   CUgraphNode n{};
   const CUresult r = drv().cuGraphAddKernelNode(&n, handle_, after.data(), after.size(), &p);
   if (r != CUDA_SUCCESS) {
@@ -147,6 +219,19 @@ graph_node graph_ref::add_kernel_params(const kernel& k, const launch_config& co
         r, "cuGraphAddKernelNode",
         "adding a kernel node for " + k.name() + detail::context_mismatch(k, context_), where);
   }
+  // Launch attributes become node attributes: one more driver call each (none for a plain
+  // config). A refused attribute removes the node again.
+  for (const CUlaunchAttribute& a : config.attributes()) {
+    if (const CUresult ar = drv().cuGraphKernelNodeSetAttribute(n, a.id, &a.value);
+        ar != CUDA_SUCCESS) {
+      check_nothrow(drv().cuGraphDestroyNode(n), "cuGraphDestroyNode");
+      detail::throw_graph_error(
+          ar, "cuGraphKernelNodeSetAttribute",
+          "kernel " + k.name() + ": launch attribute " + std::to_string(static_cast<int>(a.id)),
+          where);
+    }
+  }
+  detail::label_node(handle_, n, where);
   return graph_node{n};
 }
 
@@ -155,8 +240,8 @@ graph_node graph_ref::add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size
   detail::expect_not_moved_from(!empty(), "graph", "add_copy", where);
   const auto p = copy_params(dst, src, bytes);
   CUgraphNode n{};
-  return added(drv().cuGraphAddMemcpyNode(&n, handle_, after.data(), after.size(), &p, context_), n,
-               "cuGraphAddMemcpyNode", "memcpy", where);
+  return added(drv().cuGraphAddMemcpyNode(&n, handle_, after.data(), after.size(), &p, context_),
+               handle_, n, "cuGraphAddMemcpyNode", "memcpy", where);
 }
 
 graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t element_size,
@@ -165,8 +250,8 @@ graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t
   detail::expect_not_moved_from(!empty(), "graph", "add_fill", where);
   const auto p = fill_params(dst, value, element_size, count);
   CUgraphNode n{};
-  return added(drv().cuGraphAddMemsetNode(&n, handle_, after.data(), after.size(), &p, context_), n,
-               "cuGraphAddMemsetNode", "memset", where);
+  return added(drv().cuGraphAddMemsetNode(&n, handle_, after.data(), after.size(), &p, context_),
+               handle_, n, "cuGraphAddMemsetNode", "memset", where);
 }
 
 graph_node graph_ref::add_host_callable(std::unique_ptr<detail::host_callable_base> callable,
@@ -187,7 +272,7 @@ graph_node graph_ref::add_host_callable(std::unique_ptr<detail::host_callable_ba
   }
   const CUDA_HOST_NODE_PARAMS p{&run_host_callable, data};
   CUgraphNode n{};
-  return added(drv().cuGraphAddHostNode(&n, handle_, after.data(), after.size(), &p), n,
+  return added(drv().cuGraphAddHostNode(&n, handle_, after.data(), after.size(), &p), handle_, n,
                "cuGraphAddHostNode", "host", where);
 }
 
@@ -196,8 +281,8 @@ graph_node graph_ref::add_event_record(event_ref e, dependencies after,
   detail::expect_not_moved_from(!empty(), "graph", "add_event_record", where);
   detail::expect_argument_not_moved_from(!e.empty(), "graph", "add_event_record", "event", where);
   CUgraphNode n{};
-  return added(drv().cuGraphAddEventRecordNode(&n, handle_, after.data(), after.size(), e.get()), n,
-               "cuGraphAddEventRecordNode", "event record", where);
+  return added(drv().cuGraphAddEventRecordNode(&n, handle_, after.data(), after.size(), e.get()),
+               handle_, n, "cuGraphAddEventRecordNode", "event record", where);
 }
 
 graph_node graph_ref::add_event_wait(event_ref e, dependencies after,
@@ -205,8 +290,8 @@ graph_node graph_ref::add_event_wait(event_ref e, dependencies after,
   detail::expect_not_moved_from(!empty(), "graph", "add_event_wait", where);
   detail::expect_argument_not_moved_from(!e.empty(), "graph", "add_event_wait", "event", where);
   CUgraphNode n{};
-  return added(drv().cuGraphAddEventWaitNode(&n, handle_, after.data(), after.size(), e.get()), n,
-               "cuGraphAddEventWaitNode", "event wait", where);
+  return added(drv().cuGraphAddEventWaitNode(&n, handle_, after.data(), after.size(), e.get()),
+               handle_, n, "cuGraphAddEventWaitNode", "event wait", where);
 }
 
 graph_node graph_ref::add_child(graph_ref child, dependencies after,
@@ -216,7 +301,7 @@ graph_node graph_ref::add_child(graph_ref child, dependencies after,
                                          where);
   CUgraphNode n{};
   return added(drv().cuGraphAddChildGraphNode(&n, handle_, after.data(), after.size(), child.get()),
-               n, "cuGraphAddChildGraphNode", "child graph", where);
+               handle_, n, "cuGraphAddChildGraphNode", "child graph", where);
 }
 
 graph_allocation graph_ref::add_memory_alloc(std::size_t bytes, dependencies after,
@@ -233,6 +318,7 @@ graph_allocation graph_ref::add_memory_alloc(std::size_t bytes, dependencies aft
                               std::to_string(bytes) + " bytes on device " + std::to_string(device_),
                               where);
   }
+  detail::label_node(handle_, n, where);
   return {graph_node{n}, p.dptr};
 }
 
@@ -240,8 +326,8 @@ graph_node graph_ref::add_memory_free(CUdeviceptr address, dependencies after,
                                       std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "add_memory_free", where);
   CUgraphNode n{};
-  return added(drv().cuGraphAddMemFreeNode(&n, handle_, after.data(), after.size(), address), n,
-               "cuGraphAddMemFreeNode", "memory free", where);
+  return added(drv().cuGraphAddMemFreeNode(&n, handle_, after.data(), after.size(), address),
+               handle_, n, "cuGraphAddMemFreeNode", "memory free", where);
 }
 
 void graph_ref::add_dependency(graph_node from, graph_node to, std::source_location where) const {
@@ -303,29 +389,74 @@ std::string graph_ref::to_dot(unsigned flags, std::source_location where) const 
   return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
-CUgraphConditionalHandle graph_ref::make_condition(unsigned default_value,
-                                                   std::source_location where) const {
-  detail::expect_not_moved_from(!empty(), "graph", "make_condition", where);
-  CUgraphConditionalHandle handle{};
-  check(drv().cuGraphConditionalHandleCreate(&handle, handle_, context_, default_value,
-                                             CU_GRAPH_COND_ASSIGN_DEFAULT),
-        "cuGraphConditionalHandleCreate", where);
-  return handle;
+std::string graph_ref::to_labelled_dot(std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "to_labelled_dot", where);
+  const auto all = nodes(where);
+  std::string dot = "digraph cuwrap_graph {\n";
+  const auto id = [&all](graph_node node) {
+    return "n" + std::to_string(std::find(all.begin(), all.end(), node) - all.begin());
+  };
+  for (const graph_node node : all) {
+    std::string text = kind_name(node.kind(where));
+    if (const std::string label = node.label(); !label.empty()) text += "\\n" + label;
+    for (char& c : text) {
+      if (c == '"') c = '\'';
+    }
+    dot += "  " + id(node) + " [shape=box, label=\"" + text + "\"];\n";
+  }
+  for (const graph_edge e : edges(where)) dot += "  " + id(e.from) + " -> " + id(e.to) + ";\n";
+  return dot + "}\n";
 }
 
-conditional_node graph_ref::add_conditional(CUgraphConditionalHandle condition, bool loop,
+graph_condition graph_ref::make_condition(unsigned default_value, condition_reset reset,
+                                          std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "make_condition", where);
+  CUgraphConditionalHandle handle{};
+  const CUresult r = drv().cuGraphConditionalHandleCreate(&handle, handle_, context_, default_value,
+                                                          static_cast<unsigned>(reset));
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, "cuGraphConditionalHandleCreate",
+                              "a condition with default value " + std::to_string(default_value),
+                              where);
+  }
+  return graph_condition{handle};
+}
+
+conditional_node graph_ref::add_conditional(graph_condition condition, conditional_kind kind,
                                             dependencies after, std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "add_conditional", where);
   CUgraphNodeParams p{};
   p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-  p.conditional.handle = condition;
-  p.conditional.type = loop ? CU_GRAPH_COND_TYPE_WHILE : CU_GRAPH_COND_TYPE_IF;
-  p.conditional.size = 1;
+  p.conditional.handle = condition.get();
+  p.conditional.type = kind.type();
+  p.conditional.size = kind.bodies();
   p.conditional.ctx = context_;
   CUgraphNode n{};
   const CUresult r = drv().cuGraphAddNode(&n, handle_, after.data(), nullptr, after.size(), &p);
-  const graph_node node = added(r, n, "cuGraphAddNode", "conditional", where);
-  return {node, graph_ref{p.conditional.phGraph_out[0], context_, device_}};
+  if (r != CUDA_SUCCESS) {
+    detail::throw_graph_error(r, "cuGraphAddNode",
+                              std::string{"adding a conditional node ("} + kind.name() + ", " +
+                                  std::to_string(kind.bodies()) + " bodies)",
+                              where);
+  }
+  detail::label_node(handle_, n, where);
+  conditional_node result{graph_node{n}, kind, {}};
+  result.bodies.reserve(kind.bodies());
+  for (unsigned i = 0; i < kind.bodies(); ++i) {
+    result.bodies.emplace_back(p.conditional.phGraph_out[i], context_, device_);
+    detail::label_body(handle_, p.conditional.phGraph_out[i]);
+  }
+  return result;
+}
+
+graph_ref conditional_node::body(std::size_t i, std::source_location where) const {
+  if (i >= bodies.size()) {
+    throw usage_error{"cuwrap::conditional_node::body: body " + std::to_string(i) + " of a " +
+                          kind.name() + " node with " + std::to_string(bodies.size()) +
+                          (bodies.size() == 1 ? " body" : " bodies"),
+                      where};
+  }
+  return bodies[i];
 }
 
 namespace {
@@ -349,13 +480,29 @@ graph graph::clone(std::source_location where) const {
 
 graph_exec graph::instantiate(instantiate_flags flags, std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "instantiate", where);
+  return instantiate_with(flags, nullptr, where);
+}
+
+graph_exec graph::instantiate(stream_ref upload_on, instantiate_flags flags,
+                              std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "instantiate", where);
+  detail::expect_argument_not_moved_from(!upload_on.empty(), "graph", "instantiate", "stream",
+                                         where);
+  return instantiate_with(flags | instantiate_flags::upload, upload_on.get(), where);
+}
+
+graph_exec graph::instantiate_with(instantiate_flags flags, CUstream upload,
+                                   std::source_location where) const {
+  CUDA_GRAPH_INSTANTIATE_PARAMS p{};
+  p.flags = static_cast<cuuint64_t>(flags);
+  p.hUploadStream = upload;
   CUgraphExec exec{};
-  const CUresult r =
-      drv().cuGraphInstantiate(&exec, handle_, static_cast<unsigned long long>(flags));
+  const CUresult r = drv().cuGraphInstantiateWithParams(&exec, handle_, &p);
   if (r != CUDA_SUCCESS) {
-    detail::throw_graph_error(r, "cuGraphInstantiateWithFlags",
-                              "flags " + std::to_string(static_cast<unsigned long long>(flags)),
-                              where);
+    std::string details = instantiate_reason(p.result_out);
+    details += " (flags " + instantiate_flags_text(flags) + ")";
+    if (p.hErrNode_out != nullptr) details += "; the " + describe_node(p.hErrNode_out);
+    detail::throw_graph_error(r, "cuGraphInstantiateWithParams", details, where);
   }
   return graph_exec{exec, state()};
 }
@@ -369,17 +516,9 @@ void graph_exec_ref::update(graph_ref g, std::source_location where) const {
     return;
   }
   std::string details = update_reason(info.result);
-  if (info.errorNode != nullptr) {
-    const graph_node node{info.errorNode};
-    CUgraphNodeType type{};
-    const bool known = drv().cuGraphNodeGetType(node.get(), &type) == CUDA_SUCCESS;
-    details += std::string{"; node "} +
-               (known ? kind_name(static_cast<node_kind>(type)) : "of unknown kind") + " " +
-               std::to_string(reinterpret_cast<std::uintptr_t>(node.get()));
-  }
+  if (info.errorNode != nullptr) details += "; the " + describe_node(info.errorNode);
   if (info.errorFromNode != nullptr) {
-    details += " (the edge from node " +
-               std::to_string(reinterpret_cast<std::uintptr_t>(info.errorFromNode)) + ")";
+    details += " (the edge from the " + describe_node(info.errorFromNode) + ")";
   }
   detail::throw_graph_error(r, "cuGraphExecUpdate", details, where);
 }

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <concepts>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -19,6 +20,7 @@
 #include "cuwrap/context.hpp"
 #include "cuwrap/copy.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/detail/graph_labels.hpp"
 #include "cuwrap/detail/unique_handle.hpp"
 #include "cuwrap/error.hpp"
 #include "cuwrap/event.hpp"
@@ -52,6 +54,18 @@ class graph_node {
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
   /// What the node does (cuGraphNodeGetType).
   [[nodiscard]] node_kind kind(std::source_location where = std::source_location::current()) const;
+  /// Where the node was added through cuwrap ("file:line" of the add_* call); empty for a node
+  /// cuwrap did not add (captured from a stream, a clone's). No driver call.
+  [[nodiscard]] std::string label() const;
+  /// A kernel node's launch attribute `id` (cuGraphKernelNodeGetAttribute): cooperative,
+  /// cluster dimensions, priority, ... (the CUlaunchAttributeIDs cuda.h marks valid for graph
+  /// nodes). Throws cuwrap::error for another node kind or attribute.
+  [[nodiscard]] CUlaunchAttributeValue attribute(
+      CUlaunchAttributeID id, std::source_location where = std::source_location::current()) const;
+  /// Sets a kernel node's launch attribute (cuGraphKernelNodeSetAttribute); launch_config's
+  /// attributes() entries fit as they are.
+  void set_attribute(const CUlaunchAttribute& attribute,
+                     std::source_location where = std::source_location::current()) const;
   friend constexpr bool operator==(graph_node, graph_node) noexcept = default;
 
  private:
@@ -119,7 +133,72 @@ struct graph_allocation {
   CUdeviceptr address = 0;  ///< valid from that node on, until a memory-free node frees it
 };
 
-/// A conditional node and the graph that runs when (if) or while (loop) its condition is set.
+/// The condition of conditional nodes (CUgraphConditionalHandle): a value each launch of the
+/// graph starts with, which kernels of the graph set with cudaGraphSetConditional. A cheap
+/// value, owned by its graph. Passes as an argument to a kernel's cudaGraphConditionalHandle
+/// parameter (it converts to CUgraphConditionalHandle, and to no other integer type).
+class graph_condition {
+ public:
+  using native_handle_type = CUgraphConditionalHandle;
+  /// Wraps a handle from cuGraphConditionalHandleCreate.
+  constexpr explicit graph_condition(native_handle_type handle) noexcept : handle_{handle} {}
+  /// The driver's handle.
+  [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
+  /// The handle, for a kernel argument (exactly CUgraphConditionalHandle: no other integer).
+  template <class T>
+  requires std::same_as<T, native_handle_type>
+  constexpr operator T() const noexcept { return handle_; }
+  friend constexpr bool operator==(graph_condition, graph_condition) noexcept = default;
+
+ private:
+  native_handle_type handle_;
+};
+
+/// When a condition takes its default value (cuGraphConditionalHandleCreate flags).
+enum class condition_reset : unsigned {
+  each_launch = CU_GRAPH_COND_ASSIGN_DEFAULT,  ///< at the start of every launch of the graph
+  never = 0,  ///< not assigned by the driver: a kernel of the graph sets it before it is tested
+};
+
+/// What a conditional node does with its condition: a CUgraphConditionalNodeType and how many
+/// body graphs it has. Made by cuwrap::conditional::if_then, if_else, while_loop, switch_of(n).
+class conditional_kind {
+ public:
+  /// The driver's node type.
+  [[nodiscard]] constexpr CUgraphConditionalNodeType type() const noexcept { return type_; }
+  /// How many body graphs the node has.
+  [[nodiscard]] constexpr unsigned bodies() const noexcept { return bodies_; }
+  /// A readable name: "if", "if-else", "while" or "switch".
+  [[nodiscard]] constexpr const char* name() const noexcept {
+    return type_ == CU_GRAPH_COND_TYPE_WHILE    ? "while"
+           : type_ == CU_GRAPH_COND_TYPE_SWITCH ? "switch"
+           : bodies_ == 2                       ? "if-else"
+                                                : "if";
+  }
+  /// A node kind of `type` with `bodies` bodies (the driver checks the combination).
+  constexpr conditional_kind(CUgraphConditionalNodeType type, unsigned bodies) noexcept
+      : type_{type}, bodies_{bodies} {}
+  friend constexpr bool operator==(conditional_kind, conditional_kind) noexcept = default;
+
+ private:
+  CUgraphConditionalNodeType type_;
+  unsigned bodies_;
+};
+
+/// The kinds of conditional node.
+namespace conditional {
+/// Runs body(0) once when the condition is non-zero.
+inline constexpr conditional_kind if_then{CU_GRAPH_COND_TYPE_IF, 1};
+/// Runs body(0) when the condition is non-zero, body(1) when it is zero.
+inline constexpr conditional_kind if_else{CU_GRAPH_COND_TYPE_IF, 2};
+/// Runs body(0) again and again while the condition is non-zero (tested before each run).
+inline constexpr conditional_kind while_loop{CU_GRAPH_COND_TYPE_WHILE, 1};
+/// Runs body(n) once where n is the condition's value; none when it is `cases` or more.
+[[nodiscard]] constexpr conditional_kind switch_of(unsigned cases) noexcept {
+  return {CU_GRAPH_COND_TYPE_SWITCH, cases};
+}
+}  // namespace conditional
+
 struct conditional_node;
 class graph_ref;
 
@@ -136,6 +215,9 @@ struct host_callable final : host_callable_base {
 };
 [[noreturn]] void throw_graph_error(CUresult result, const char* api, std::string details,
                                     std::source_location where);
+/// Destroys the host callables graph_exec_ref::set_host gave executable graph `exec` (which was
+/// just destroyed), after waiting for its context's work; nothing when there are none.
+void release_host_replacements(CUgraphExec exec) noexcept;
 }  // namespace detail
 
 /// A non-owning view of a graph. Node-adding functions take the nodes the new node depends on
@@ -159,8 +241,10 @@ class graph_ref {
                        std::source_location where = std::source_location::current()) const;
 
   /// A kernel launch. The typed form checks arguments at compile time; the arguments are
-  /// copied into the node (cuGraphAddKernelNode). Errors name cuGraphAddKernelNode and the
-  /// call site (the config argument carries it, as in launches).
+  /// copied into the node (cuGraphAddKernelNode: one driver call, plus one
+  /// cuGraphKernelNodeSetAttribute per attribute of `config`: cooperative, cluster dimensions,
+  /// priority, ...). Errors name the driver call and the call site (the config argument
+  /// carries it, as in launches).
   template <class... Params, class... Args>
   graph_node add_kernel(const typed_kernel<void(Params...)>& k,
                         detail::located<launch_config> config, dependencies after,
@@ -181,6 +265,37 @@ class graph_ref {
     } else {
       return graph_node{nullptr};  // not compiled: the static_assert above has failed
     }
+  }
+
+  /// A launch of an untyped kernel, checked as an untyped stream launch: the number of
+  /// arguments and each one's size against the kernel's parameter layout (when the driver
+  /// reports it), before the driver is called. Device memory passes as its element pointer.
+  template <class... Args>
+  graph_node add_kernel(const kernel& k, detail::located<launch_config> config, dependencies after,
+                        Args&&... args) const {
+    static_assert((std::is_trivially_copyable_v<detail::kernel_value_t<Args>> && ...),
+                  "add_kernel: kernel arguments must be trivially copyable");
+    const std::source_location where = config.where;
+    detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
+    detail::expect_argument_not_moved_from(k.get() != nullptr, "graph", "add_kernel", "kernel",
+                                           where);
+    if (k.layout_known()) {
+      const auto params = k.params();
+      if (params.size() != sizeof...(Args)) {
+        detail::throw_argument_count(k, sizeof...(Args), where);
+      }
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (detail::check_argument_size(k, I, sizeof(detail::kernel_value_t<Args>), params[I].size,
+                                     where),
+         ...);
+      }
+      (std::index_sequence_for<Args...>{});
+    }
+    detail::check_limits(k, config.value, where, "cuGraphAddKernelNode");
+    auto values = detail::untyped_kernel_values(std::index_sequence_for<Args...>{}, "graph",
+                                                "add_kernel", where, std::forward<Args>(args)...);
+    return add_kernel_tuple(k, config.value, after, values, std::index_sequence_for<Args...>{},
+                            where);
   }
 
   /// A copy of `src` into `dst` (same rules as cuwrap::copy; cuGraphAddMemcpyNode).
@@ -251,19 +366,26 @@ class graph_ref {
   /// Writes the DOT form to `path` (cuGraphDebugDotPrint); `flags` as for to_dot().
   void write_dot(const std::string& path, unsigned flags = readable_dot,
                  std::source_location where = std::source_location::current()) const;
+  /// The graph's own nodes and edges in DOT form, each node named by its kind and the call site
+  /// that added it (graph_node::label()); built by cuwrap from nodes() and edges().
+  [[nodiscard]] std::string to_labelled_dot(
+      std::source_location where = std::source_location::current()) const;
   /// The default flags of to_dot() and write_dot(): node kinds, kernel names, launch shapes and
   /// parameters, without handles, pointers or addresses.
   static constexpr unsigned readable_dot = CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS;
 
-  /// A condition for conditional nodes, with a value it starts each launch with
-  /// (cuGraphConditionalHandleCreate). Kernels set it with cudaGraphSetConditional.
-  [[nodiscard]] CUgraphConditionalHandle make_condition(
-      unsigned default_value = 0,
+  /// A condition for conditional nodes of this graph (or of graphs nested in it), which takes
+  /// `default_value` when `reset` says (cuGraphConditionalHandleCreate). Kernels of the graph
+  /// set it with cudaGraphSetConditional(condition, value).
+  [[nodiscard]] graph_condition make_condition(
+      unsigned default_value = 0, condition_reset reset = condition_reset::each_launch,
       std::source_location where = std::source_location::current()) const;
-  /// A conditional node that runs its body graph once if (`loop` false) or while (`loop`
-  /// true) `condition` is non-zero (cuGraphAddNode). Needs a CUDA 12.3+ driver.
+  /// A conditional node of kind `kind` (conditional::if_then, if_else, while_loop,
+  /// switch_of(n)) testing `condition` (cuGraphAddNode, one driver call). Add the work of
+  /// each body to body(i), by node or by capturing a stream into it (capture_into). Needs a
+  /// CUDA 12.3+ driver (if-else and switch: 12.8+).
   [[nodiscard]] conditional_node add_conditional(
-      CUgraphConditionalHandle condition, bool loop, dependencies after = {},
+      graph_condition condition, conditional_kind kind, dependencies after = {},
       std::source_location where = std::source_location::current()) const;
 
   friend constexpr bool operator==(graph_ref a, graph_ref b) noexcept {
@@ -297,10 +419,17 @@ class graph_ref {
                                dependencies after, std::source_location where) const;
 };
 
-/// A conditional node and the body graph it runs.
+/// A conditional node and the body graphs it runs (owned by the node).
 struct conditional_node {
-  graph_node node;  ///< the conditional node
-  graph_ref body;   ///< add the nodes to run conditionally here (owned by the node)
+  graph_node node;                ///< the conditional node
+  conditional_kind kind;          ///< what it does with its condition
+  std::vector<graph_ref> bodies;  ///< one per body: add the nodes to run conditionally here
+
+  /// Body `i` (from 0): if_then and while_loop have body(0); if_else runs body(0) when the
+  /// condition is non-zero and body(1) when it is zero; switch_of(n) runs body(value). Throws
+  /// cuwrap::usage_error for an index past the node's bodies.
+  [[nodiscard]] graph_ref body(std::size_t i = 0,
+                               std::source_location where = std::source_location::current()) const;
 };
 
 class graph_exec;
@@ -312,6 +441,7 @@ struct graph_traits {
   using state_type = std::shared_ptr<const context_owner>;
   static constexpr CUgraph empty_handle() noexcept { return nullptr; }
   static void destroy(CUgraph handle) noexcept {
+    forget_labels(handle);
     check_nothrow(driver().cuGraphDestroy(handle), "cuGraphDestroy");
   }
 };
@@ -333,13 +463,22 @@ class graph : public detail::unique_handle<detail::graph_traits> {
 
   /// A copy of the graph (cuGraphClone).
   [[nodiscard]] graph clone(std::source_location where = std::source_location::current()) const;
-  /// An executable graph (cuGraphInstantiateWithFlags). Throws naming the failing node.
+  /// An executable graph (cuGraphInstantiateWithParams, one driver call). Throws
+  /// cuwrap::error with the driver's reason (CUgraphInstantiateResult) and the failing node:
+  /// its kind and the call site that added it.
   [[nodiscard]] graph_exec instantiate(
       instantiate_flags flags = instantiate_flags::none,
+      std::source_location where = std::source_location::current()) const;
+  /// An executable graph, uploaded on `upload_on` as part of instantiating
+  /// (CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD with hUploadStream); otherwise as instantiate(flags).
+  [[nodiscard]] graph_exec instantiate(
+      stream_ref upload_on, instantiate_flags flags = instantiate_flags::none,
       std::source_location where = std::source_location::current()) const;
 
  private:
   friend class capture_guard;
+  graph_exec instantiate_with(instantiate_flags flags, CUstream upload,
+                              std::source_location where) const;
   graph(native_handle_type handle, std::shared_ptr<const detail::context_owner> ctx) noexcept
       : unique_handle{
             graph_ref{handle, ctx ? ctx->handle : CUcontext{}, ctx ? ctx->device : CUdevice{}},
@@ -425,6 +564,27 @@ class graph_exec_ref {
     const auto d = as_device_span(dst, where);
     set_fill_bits(node, d.address(), detail::bits_of(value), sizeof(T), d.size(), where);
   }
+  /// Runs `fn` instead of host node `node`'s callable from the next launch on
+  /// (cuGraphExecHostNodeSetParams). The executable graph keeps `fn` alive until it is
+  /// destroyed (its owner's destructor then waits for the context's work before destroying the
+  /// callables it was given this way); the callable it replaces lives as long as before (with
+  /// the graph it came from and every executable graph made from it).
+  template <class F>
+  void set_host(graph_node node, F&& fn,
+                std::source_location where = std::source_location::current()) const {
+    auto callable = std::make_unique<detail::host_callable<std::decay_t<F>>>(std::forward<F>(fn));
+    set_host_callable(node, std::move(callable), where);
+  }
+  /// Records `e` at event record node `node` (cuGraphExecEventRecordNodeSetEvent).
+  void set_event_record(graph_node node, event_ref e,
+                        std::source_location where = std::source_location::current()) const;
+  /// Waits for `e` at event wait node `node` (cuGraphExecEventWaitNodeSetEvent).
+  void set_event_wait(graph_node node, event_ref e,
+                      std::source_location where = std::source_location::current()) const;
+  /// Takes the parameters of `child` (same topology) for child graph node `node`
+  /// (cuGraphExecChildGraphNodeSetParams).
+  void set_child(graph_node node, graph_ref child,
+                 std::source_location where = std::source_location::current()) const;
   /// Enables or disables a kernel, memcpy or memset node (cuGraphNodeSetEnabled).
   void set_enabled(graph_node node, bool enabled,
                    std::source_location where = std::source_location::current()) const;
@@ -443,6 +603,8 @@ class graph_exec_ref {
                       std::source_location where) const;
   void set_fill_bits(graph_node node, CUdeviceptr dst, unsigned value, std::size_t element_size,
                      std::size_t count, std::source_location where) const;
+  void set_host_callable(graph_node node, std::unique_ptr<detail::host_callable_base> callable,
+                         std::source_location where) const;
 };
 
 namespace detail {
@@ -453,6 +615,7 @@ struct graph_exec_traits {
   static constexpr CUgraphExec empty_handle() noexcept { return nullptr; }
   static void destroy(CUgraphExec handle) noexcept {
     check_nothrow(driver().cuGraphExecDestroy(handle), "cuGraphExecDestroy");
+    release_host_replacements(handle);
   }
 };
 }  // namespace detail

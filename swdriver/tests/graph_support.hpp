@@ -90,7 +90,10 @@ namespace swcu::test {
   X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030)                      \
   X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo, 12030)                         \
   X(cuStreamUpdateCaptureDependencies, cuStreamUpdateCaptureDependencies, 12030)   \
-  X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010)
+  X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010)   \
+  X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, 11000)           \
+  X(cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute, 11000)           \
+  X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000)
 
 struct GraphApi {
 #define SWCU_TEST_GRAPH_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;

@@ -163,11 +163,12 @@ TEST_SUITE("fault_sweep") {
       cuwrap::stream s{ctx};
       cuwrap::graph g{ctx};
       const auto condition = g.make_condition(1);
-      const auto when = g.add_conditional(condition, false);
-      (void)when.body.add_empty();
+      const auto when = g.add_conditional(condition, cuwrap::conditional::if_then);
+      (void)when.body().add_empty();
       const auto loop_condition = g.make_condition(0);
-      const auto loop = g.add_conditional(loop_condition, true, when.node);
-      (void)loop.body.add_empty();
+      const auto loop =
+          g.add_conditional(loop_condition, cuwrap::conditional::while_loop, when.node);
+      (void)loop.body().add_empty();
       auto exec = g.instantiate();
       exec.launch(s);
       s.synchronize();

@@ -189,6 +189,13 @@ TEST_SUITE("moved from") {
     check_moved_from(msg("edges"), [&] { (void)a.edges(); });
     check_moved_from(msg("to_dot"), [&] { (void)a.to_dot(); });
     check_moved_from(msg("make_condition"), [&] { (void)a.make_condition(); });
+    check_moved_from(msg("add_conditional"), [&] {
+      (void)a.add_conditional(cuwrap::graph_condition{1}, cuwrap::conditional::if_then);
+    });
+    check_moved_from(msg("to_labelled_dot"), [&] { (void)a.to_labelled_dot(); });
+    check_moved_from(msg("instantiate"), [&] { (void)a.instantiate(s); });
+    check_moved_from(moved_from_argument_message("stream", "capture_into", "graph"),
+                     [&] { auto c = cuwrap::capture_into(s, a); });
     check_moved_from(msg("clone"), [&] { (void)a.clone(); });
     check_moved_from(msg("instantiate"), [&] { (void)a.instantiate(); });
     cuwrap::event gone{ctx};
@@ -210,10 +217,16 @@ TEST_SUITE("moved from") {
     const auto node = b.nodes().front();
     check_moved_from(xmsg("set_enabled"), [&] { x.set_enabled(node, false); });
     check_moved_from(xmsg("enabled"), [&] { (void)x.enabled(node); });
+    check_moved_from(xmsg("set_host"), [&] { x.set_host(node, [] {}); });
+    check_moved_from(xmsg("set_event_record"), [&] { x.set_event_record(node, e); });
+    check_moved_from(xmsg("set_event_wait"), [&] { x.set_event_wait(node, e); });
+    check_moved_from(xmsg("set_child"), [&] { x.set_child(node, b); });
     cuwrap::stream gone_stream{ctx};
     auto kept = std::move(gone_stream);
     check_moved_from(moved_from_argument_message("graph_exec", "launch", "stream"),
                      [&] { y.launch(gone_stream); });
+    check_moved_from(moved_from_argument_message("graph", "instantiate", "stream"),
+                     [&] { (void)b.instantiate(gone_stream); });
   }
 
   TEST_CASE_FIXTURE(fixture, "a moved-from memory pool fails before the driver") {

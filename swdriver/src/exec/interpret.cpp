@@ -106,7 +106,7 @@ std::vector<ptx::MemoryRange> device_heap(const Context& ctx) {
   return out;
 }
 
-CUresult run(State& s, const Prepared& p) {
+CUresult run(State& s, const Prepared& p, const ConditionSetter& set_conditional = {}) {
   Context& ctx = *p.ctx;
   const ptx::Program& program = *p.image->program;
   const ptx::Function& entry = program.functions[p.entry];
@@ -194,6 +194,11 @@ CUresult run(State& s, const Prepared& p) {
     ctx.device_heap.erase(it);
     return true;
   };
+  if (set_conditional) {
+    l.set_conditional = [&set_conditional](std::uint64_t handle, unsigned value, std::string& why) {
+      return set_conditional(handle, value, why);
+    };
+  }
   const ptx::Outcome o = ptx::execute(l);
   if (o.fault == ptx::Fault::none) return CUDA_SUCCESS;
   // The context is about to break: what the kernel printed before its fault still appears, as
@@ -269,7 +274,8 @@ Op interpret_op(const Function& f, LaunchSpec spec) {
   return op;
 }
 
-CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSpec& spec) {
+CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSpec& spec,
+                       const ConditionSetter& set_conditional) {
   Function* f = nullptr;
   if (const CUresult r = resolve_function(s, handle, &ctx, f)) return r;
   std::string why;
@@ -279,7 +285,7 @@ CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSp
   }
   Prepared p = prepare(*f, spec);
   p.ctx = &ctx;
-  return run(s, p);
+  return run(s, p, set_conditional);
 }
 
 }  // namespace swcu

@@ -11,6 +11,7 @@
 // CUresult, which breaks the context (sticky).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/api.hpp"
@@ -28,9 +29,16 @@ struct Function;  // module.hpp
 /// The stream operation that runs `spec` (packed by `f`'s layout) through the interpreter.
 [[nodiscard]] Op interpret_op(const Function& f, LaunchSpec spec);
 
+/// What a kernel's cudaGraphSetConditional calls reach (ptx::Launch::set_conditional): sets the
+/// handle's value, or returns false with the reason.
+using ConditionSetter = std::function<bool(CUgraphConditionalHandle, unsigned, std::string&)>;
+
 /// Runs `spec` of the kernel `handle` names (a CUfunction or CUkernel) in `ctx` now, under the
 /// state lock (graph kernel nodes): the launch's CUresult. A kernel that cannot run prints why.
+/// The kernel's cudaGraphSetConditional calls go to `set_conditional` (called from the
+/// interpreter's workers while the caller holds the lock).
 [[nodiscard]] CUresult interpret_now(State& s, Context& ctx, CUfunction handle,
-                                     const LaunchSpec& spec);
+                                     const LaunchSpec& spec,
+                                     const ConditionSetter& set_conditional = {});
 
 }  // namespace swcu

@@ -36,6 +36,7 @@ struct Launch {
   Queue* queue = nullptr;  ///< valid while the operation is
   CUstream stream = nullptr;
   int priority = 0;
+  bool node_priority = false;  ///< CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
   std::vector<std::pair<const Node*, std::shared_ptr<Completion>>> records;
   std::vector<GraphMemory*> auto_free;  ///< AUTO_FREE_ON_LAUNCH: freed when it starts
 };
@@ -115,7 +116,8 @@ CUresult run_fill(State& s, int device, const FillShape& f) {
 bool run_level(Launch& l, Graph& g);
 
 // A kernel node without a registered host function: its PTX, under the lock.
-bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch& v) {
+bool run_interpreted(State& s, Launch& l, const KernelNode& k, const swcu_launch& v) {
+  Queue& q = *l.queue;
   LaunchSpec spec;
   spec.kernel = k.name;
   spec.grid = k.grid;
@@ -131,7 +133,19 @@ bool run_interpreted(State& s, Queue& q, const KernelNode& k, const swcu_launch&
   spec.sizes = k.sizes;
   spec.params = k.params;
   log_launch(spec);
-  const CUresult r = interpret_now(s, *q.ctx, k.func, spec);
+  // The kernel's cudaGraphSetConditional calls set this launch's values (the state lock is held
+  // by this thread while the interpreter's workers run).
+  const ConditionSetter set = [&l](CUgraphConditionalHandle handle, unsigned value,
+                                   std::string& why) {
+    const auto it = l.exec->values.find(handle);
+    if (it == l.exec->values.end()) {
+      why = "the graph being launched has no such conditional handle";
+      return false;
+    }
+    it->second = value;
+    return true;
+  };
+  const CUresult r = interpret_now(s, *q.ctx, k.func, spec, set);
   if (r != CUDA_SUCCESS) fail(q, r);
   return r == CUDA_SUCCESS;
 }
@@ -209,14 +223,14 @@ bool run_node(Launch& l, Node& n) {
       v.cluster[0] = v.cluster[1] = v.cluster[2] = 1;
       v.shared_bytes = k.shared;
       v.cooperative = k.cooperative ? 1 : 0;
-      v.priority = l.priority;
+      v.priority = l.node_priority ? k.priority : l.priority;
       v.stream = l.stream;
       v.param_count = k.offsets.size();
       v.param_offsets = k.offsets.data();
       v.param_sizes = k.sizes.data();
       v.params = k.params.data();
       v.params_size = k.params.size();
-      if (!has_host_function(k.name)) return run_interpreted(s, q, k, v);
+      if (!has_host_function(k.name)) return run_interpreted(s, l, k, v);
       lock.unlock();  // the plan cannot change while the launch holds it
       run_kernel_now(v);
       return true;
@@ -323,6 +337,7 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     l->queue = q.get();
     l->stream = stream;
     l->priority = q->priority;
+    l->node_priority = (e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
     Op op;
     op.kind = OpKind::callback;
     op.callback = &run_launch;

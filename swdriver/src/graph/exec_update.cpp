@@ -228,6 +228,11 @@ CUresult exec_kernel(Sym sym, CUgraphExec exec, CUgraphNode node,
         if (kernel.owner != nullptr && k.owner != nullptr && kernel.owner != k.owner) {
           return CUDA_ERROR_INVALID_VALUE;  // the context cannot change
         }
+        // The node's attributes (cuGraphKernelNodeSetAttribute) are not parameters: they stay.
+        k.cooperative = kernel.cooperative;
+        k.cluster = kernel.cluster;
+        k.priority = kernel.priority;
+        k.attributes = std::move(kernel.attributes);
         kernel = std::move(k);
         return CUDA_SUCCESS;
       });

@@ -37,6 +37,11 @@ struct KernelNode {
   bool from_extra = false;                 ///< given as one buffer through `extra`
   bool cooperative = false;  ///< captured from a cooperative launch: the grid is co-resident
   std::array<unsigned, 3> cluster{1, 1, 1};  ///< captured from a launch with a cluster size
+  /// CU_LAUNCH_ATTRIBUTE_PRIORITY set on the node (cuGraphKernelNodeSetAttribute): used when
+  /// the executable graph was instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY.
+  int priority = 0;
+  /// The other attributes set on the node (kept and reported; they change nothing here).
+  std::vector<CUlaunchAttribute> attributes;
   /// What cuGraphKernelNodeGetParams hands out (owned by the node, rebuilt by each query).
   std::vector<void*> param_pointers;
   std::array<void*, 5> extra{};  ///< what the query hands out for `from_extra`

@@ -98,6 +98,11 @@ struct Launch {
   /// (another worker may still touch it).
   std::function<std::uint64_t(std::uint64_t)> malloc;
   std::function<bool(std::uint64_t)> free;
+  /// cudaGraphSetConditional(handle, value): sets a conditional handle of the graph launch
+  /// whose kernel node runs; false, with the reason in the string, when the kernel runs outside
+  /// a graph launch or the handle is not its graph's (the launch then faults). Called from the
+  /// launch's workers, one call at a time.
+  std::function<bool(std::uint64_t, unsigned, std::string&)> set_conditional;
 };
 
 /// How a launch ended: Fault::none, or the fault and one line describing it.

@@ -1,6 +1,7 @@
 // Calls and returns (exec_machine.hpp): frames for .func calls, direct and indirect, with their
 // limits (call depth, local memory), thread exit, and the built-in functions the driver supplies
-// for extern declarations: vprintf (formatting in printf.cpp), __assertfail, malloc and free.
+// for extern declarations: vprintf (formatting in printf.cpp), __assertfail, malloc and free,
+// and cudaGraphSetConditional (the device runtime's, for conditional graph nodes).
 #include <algorithm>
 #include <cstdio>
 
@@ -183,6 +184,22 @@ void Machine::builtin(Thread& t, const Function& f, const Frame& cf, const Opera
         std::erase_if(g_.heap, [p](const MemoryRange& r) { return r.base == p; });
         g_.heap_blocks.store(g_.heap.size(), std::memory_order_release);
         g_.heap_generation.fetch_add(1, std::memory_order_release);  // cached blocks: stale
+      }
+      return;
+    }
+    case Builtin::set_conditional: {
+      // void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value)
+      const std::uint64_t handle = param_arg(t, cf, args, 0, 8);
+      const auto value = static_cast<unsigned>(param_arg(t, cf, args, 1, 4));
+      std::string why = "the kernel does not run as a node of a graph launch";
+      bool set = false;
+      {
+        const std::lock_guard lock(g_.services);
+        if (l_.set_conditional) set = l_.set_conditional(handle, value, why);
+      }
+      if (!set) {
+        fault(Fault::trap, "cudaGraphSetConditional(" + std::to_string(handle) + ", " +
+                               std::to_string(value) + "): " + why);
       }
       return;
     }

@@ -385,6 +385,8 @@ void Parser::finish() {
       f.builtin = Builtin::malloc;
     else if (f.name == "free")
       f.builtin = Builtin::free;
+    else if (f.name == "cudaGraphSetConditional")  // cuda_device_runtime_api.h
+      f.builtin = Builtin::set_conditional;
   }
   // What each function may reach: the first unsupported instruction, an unresolved call.
   const std::size_t n = p_->functions.size();

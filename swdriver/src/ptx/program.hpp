@@ -487,7 +487,7 @@ struct ParamDecl {
 };
 
 /// Built-in functions the driver supplies for `.extern .func` declarations.
-enum class Builtin : std::uint8_t { none, vprintf, assertfail, malloc, free };
+enum class Builtin : std::uint8_t { none, vprintf, assertfail, malloc, free, set_conditional };
 
 /// One .entry or .func.
 struct Function {

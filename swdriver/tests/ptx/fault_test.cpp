@@ -115,6 +115,34 @@ TEST_SUITE("ptx.fault") {
   }
 
   TEST_CASE_FIXTURE(FaultTest,
+                    "ptx.fault: cudaGraphSetConditional outside a graph launch fails the launch") {
+    // The device runtime's cudaGraphSetConditional (cuda_device_runtime_api.h) sets a
+    // condition of the graph launch the kernel runs in; a kernel launched on a stream has none.
+    // A GPU's behaviour is undefined there; the software driver stops the kernel (a trap).
+    const std::string prelude =
+        ".extern .func cudaGraphSetConditional (.param .b64 p0, .param .b32 p1);\n";
+    const std::string text = named_kernel("sets", R"(
+  .reg .b64 %h;
+  .reg .b32 %v;
+  mov.b64 %h, 1;
+  mov.b32 %v, 1;
+  {
+  .param .b64 param0;
+  st.param.b64 [param0+0], %h;
+  .param .b32 param1;
+  st.param.b32 [param1+0], %v;
+  call.uni cudaGraphSetConditional, (param0, param1);
+  }
+)",
+                                          prelude);
+    SWCU_TEST_CHECK_RESULT(fault(text, "sets", alloc(16)), CUDA_ERROR_LAUNCH_FAILED);
+    check_message("sets");
+    CHECK(err.find("cudaGraphSetConditional(1, 1): the kernel does not run as a node of a graph "
+                   "launch") != std::string::npos);
+    check_sticky(CUDA_ERROR_LAUNCH_FAILED);
+  }
+
+  TEST_CASE_FIXTURE(FaultTest,
                     "ptx.fault: __assertfail prints the assertion and fails the launch") {
     const std::string prelude =
         ".extern .func __assertfail (.param .b64 p0, .param .b64 p1, .param .b32 p2, "
