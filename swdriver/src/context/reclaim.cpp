@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "graph/graph.hpp"
+#include "memory/external.hpp"
 #include "memory/memory.hpp"
 #include "module/module.hpp"
 #include "sched/sched.hpp"
@@ -26,6 +27,7 @@ void reclaim_context(State& s, Context& ctx) noexcept {
        })) {
     s.reclaim(SWCU_EVENT, h);
   }
+  reclaim_external(s, ctx);  // before memory: its mapped buffers are the context's allocations
   reclaim_memory(s, ctx);
   for (const auto& q : ctx.queues) {
     for (Op& op : q->ops) {  // dropped: whoever waits for it sees it done
