@@ -58,8 +58,8 @@ batch_arrays arrays(std::span<const semaphore_value> batch, bool signal, const c
 
 namespace detail {
 
-CUdeviceptr map_external_buffer(CUexternalMemory memory, std::size_t size, std::size_t offset,
-                                std::size_t bytes, std::size_t alignment,
+CUdeviceptr map_external_buffer(CUcontext ctx, CUexternalMemory memory, std::size_t size,
+                                std::size_t offset, std::size_t bytes, std::size_t alignment,
                                 std::source_location where) {
   if (bytes == 0 || offset > size || bytes > size - offset) {
     usage("cuwrap::external_memory::mapped_buffer: " + std::to_string(bytes) + " bytes at offset " +
@@ -75,6 +75,7 @@ CUdeviceptr map_external_buffer(CUexternalMemory memory, std::size_t size, std::
   CUDA_EXTERNAL_MEMORY_BUFFER_DESC desc{};
   desc.offset = offset;
   desc.size = bytes;
+  const scoped_current_context current{context_ref{ctx}, where};
   CUdeviceptr p = 0;
   const CUresult r = driver().cuExternalMemoryGetMappedBuffer(&p, memory, &desc);
   if (r != CUDA_SUCCESS) {

@@ -22,7 +22,7 @@ int main() try {
 
   // The exporting side: a file of `bytes`, which the host also maps.
   const int fd = memfd_create("example", MFD_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, bytes) != 0) return 1;
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) return 1;
   void* const host = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (host == MAP_FAILED) return 1;
   auto* const values = static_cast<float*>(host);
@@ -44,7 +44,7 @@ int main() try {
   consumer.synchronize();
 
   std::printf("values[3] = %g (3 * 10 * 2)\n", static_cast<double>(values[3]));
-  const bool ok = values[3] == 60.0f && values[n - 1] == 20.0f * (n - 1);
+  const bool ok = values[3] == 60.0f && values[n - 1] == 20.0f * static_cast<float>(n - 1);
   munmap(host, bytes);
   close(fd);
   return ok ? 0 : 1;

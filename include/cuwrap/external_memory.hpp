@@ -23,10 +23,12 @@ namespace cuwrap {
 
 namespace detail {
 /// Checks `offset` and `bytes` against an imported object of `size` bytes and maps them
-/// (cuExternalMemoryGetMappedBuffer); the caller owns the returned memory (cuMemFree).
-[[nodiscard]] CUdeviceptr map_external_buffer(CUexternalMemory memory, std::size_t size,
-                                              std::size_t offset, std::size_t bytes,
-                                              std::size_t alignment, std::source_location where);
+/// (cuExternalMemoryGetMappedBuffer, with `ctx` made current for the call if it is not); the
+/// caller owns the returned memory (cuMemFree).
+[[nodiscard]] CUdeviceptr map_external_buffer(CUcontext ctx, CUexternalMemory memory,
+                                              std::size_t size, std::size_t offset,
+                                              std::size_t bytes, std::size_t alignment,
+                                              std::source_location where);
 
 /// An owning_context made from a lifetime token, for adopting memory in the context an
 /// imported object keeps alive.
@@ -84,8 +86,8 @@ class external_memory : public detail::unique_handle<detail::external_memory_tra
       std::size_t offset, std::size_t count,
       std::source_location where = std::source_location::current()) const {
     detail::expect_not_moved_from(!empty(), "external_memory", "mapped_buffer", where);
-    const CUdeviceptr p = detail::map_external_buffer(handle_, state().size, offset,
-                                                      count * sizeof(T), alignof(T), where);
+    const CUdeviceptr p = detail::map_external_buffer(state().ctx->handle, handle_, state().size,
+                                                      offset, count * sizeof(T), alignof(T), where);
     return device_buffer<T>::adopt(detail::context_of_lifetime{state().ctx},
                                    device_span<T>{reinterpret_cast<T*>(p), count},  // NOLINT
                                    where);

@@ -5,9 +5,9 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <memory>
 #include <source_location>
 #include <string>
-#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -237,7 +237,7 @@ namespace occupancy {
 /// stops the search (the driver gets 0 bytes for the remaining sizes) and is rethrown after the
 /// driver returns.
 template <class SharedBytes>
-  requires std::is_invocable_r_v<std::size_t, SharedBytes&, int>
+requires std::is_invocable_r_v<std::size_t, SharedBytes&, int>
 [[nodiscard]] block_size_suggestion max_potential_block_size(
     const kernel& k, SharedBytes&& shared_bytes, int block_size_limit = 0,
     options flags = options::none, std::source_location where = std::source_location::current()) {
@@ -258,13 +258,13 @@ template <class SharedBytes>
     std::source_location where = std::source_location::current());
 
 /// Clusters of `config`'s cluster size that can be active at once
-/// (cuOccupancyMaxActiveClusters).
+/// (cuOccupancyMaxActiveClusters). The configuration names no stream, so the driver answers
+/// for the current context (cuda.h: a NULL hStream): make the kernel's context current.
 [[nodiscard]] int max_active_clusters(const kernel& k, const launch_config& config,
                                       std::source_location where = std::source_location::current());
 
 /// The largest cluster size (in blocks) a launch of `config` could use
-/// (cuOccupancyMaxPotentialClusterSize): the kernel's required size, else the portable 8 (16
-/// when the kernel allows non-portable sizes); 0 when no block fits.
+/// (cuOccupancyMaxPotentialClusterSize), for the current context as max_active_clusters.
 [[nodiscard]] int max_potential_cluster_size(
     const kernel& k, const launch_config& config,
     std::source_location where = std::source_location::current());

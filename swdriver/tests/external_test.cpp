@@ -21,6 +21,7 @@
 namespace {
 
 using swcu::test::create_stream;
+using swcu::test::mod;
 
 // A memfd of `bytes` bytes (the test's stand-in for a Vulkan allocation's exported fd).
 int memfd(std::size_t bytes) {

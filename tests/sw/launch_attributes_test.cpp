@@ -193,6 +193,8 @@ TEST_SUITE("launch attributes") {
                          doctest::Contains("cuOccupancyAvailableDynamicSMemPerBlock"),
                          cuwrap::error);
 
+    // A configuration without a stream asks about the current context (cuda.h: hStream NULL).
+    const cuwrap::scoped_current_context current{ctx};
     const auto clustered = cuwrap::launch_config{{8}, {128}}.with_cluster({2});
     CHECK(cuwrap::occupancy::max_active_clusters(k, clustered) == blocks_per_sm(128, 0) * 132 / 2);
     // The portable limit (8 blocks) without CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED.
@@ -233,15 +235,16 @@ TEST_SUITE("launch attributes") {
     CHECK(inner_block == 1024);  // no shared memory: full blocks fill an SM
     CHECK(outer.block_size == block);
 
-    // An exception stops the search and comes out of the call, not through the driver.
-    CHECK_THROWS_WITH_AS(
-        (void)cuwrap::occupancy::max_potential_block_size(k,
-                                                          [](int size) -> std::size_t {
-                                                            if (size < 512)
-                                                              throw std::runtime_error{"too small"};
-                                                            return 0;
-                                                          }),
-        "too small", std::runtime_error);
+    // An exception stops the search and comes out of the call, not through the driver: the
+    // callable is not asked again after it threw.
+    int asked_after = 0;
+    const auto throws_at_first = [&asked_after](int) -> std::size_t {
+      if (asked_after++ == 0) throw std::runtime_error{"too small"};
+      return 0;
+    };
+    CHECK_THROWS_WITH_AS((void)cuwrap::occupancy::max_potential_block_size(k, throws_at_first),
+                         "too small", std::runtime_error);
+    CHECK(asked_after == 1);
     // The slot is restored: a fixed-size query after it still works.
     CHECK(cuwrap::occupancy::max_potential_block_size(k).block_size == 1024);
   }

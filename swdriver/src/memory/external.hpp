@@ -32,10 +32,10 @@ struct ExternalMemory final : Object {
   ExternalMemory() noexcept : Object(SWCU_EXTERNAL_MEMORY) {}
   void release() noexcept override;  ///< closes `fd`
 
-  int fd = -1;              ///< owned since the import
-  std::uint64_t size = 0;   ///< as imported (at most the file's size)
-  Context* ctx = nullptr;   ///< the context current at the import
-  unsigned int flags = 0;   ///< CUDA_EXTERNAL_MEMORY_DEDICATED or 0
+  int fd = -1;             ///< owned since the import
+  std::uint64_t size = 0;  ///< as imported (at most the file's size)
+  Context* ctx = nullptr;  ///< the context current at the import
+  unsigned int flags = 0;  ///< CUDA_EXTERNAL_MEMORY_DEDICATED or 0
 };
 
 /// The mapped payload of a semaphore, shared with the operations that signal or wait on it: it
