@@ -72,7 +72,8 @@ int open_descriptors() {
 }  // namespace
 
 TEST_SUITE("external memory") {
-  TEST_CASE_FIXTURE(fixture, "a kernel writes through the mapped buffer; the host reads the file") {
+  TEST_CASE_FIXTURE(fixture,
+                    "a kernel writes through the mapped buffer and the host reads the file") {
     constexpr int n = 1000;
     const std::size_t bytes = 8192;
     const int fd = memfd(bytes);
