@@ -151,6 +151,9 @@ const char* kind_name(node_kind kind) {
     case node_kind::memory_alloc: return "memory alloc";
     case node_kind::memory_free: return "memory free";
     case node_kind::conditional: return "conditional";
+    case node_kind::semaphore_signal: return "external semaphore signal";
+    case node_kind::semaphore_wait: return "external semaphore wait";
+    case node_kind::memop_batch: return "memory operation batch";
   }
   return "unknown";
 }

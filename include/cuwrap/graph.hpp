@@ -43,6 +43,9 @@ enum class node_kind {
   memory_alloc = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
   memory_free = CU_GRAPH_NODE_TYPE_MEM_FREE,
   conditional = CU_GRAPH_NODE_TYPE_CONDITIONAL,
+  semaphore_signal = CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL,
+  semaphore_wait = CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT,
+  memop_batch = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
 };
 
 /// A node of a graph. A cheap value: nodes are owned by their graph.

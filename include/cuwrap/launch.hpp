@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <memory>
 #include <source_location>
 #include <string>
 #include <tuple>
@@ -179,13 +180,27 @@ template <class Kernel, class... Args>
   cuwrap::launch(*this, k, config, std::forward<Args>(args)...);
 }
 
-/// Occupancy queries (cuOccupancy*).
+/// Occupancy queries (cuOccupancy*), on the driver's model of the current device (on the
+/// software driver: 2048 threads, 32 blocks and 228 KiB of shared memory per SM, and the SMs of
+/// the launching context, a green context's partition included).
 namespace occupancy {
+
+/// Options of the occupancy calculators (CU_OCCUPANCY_*).
+enum class options : unsigned {
+  none = CU_OCCUPANCY_DEFAULT,  ///< the default
+  /// Ignore a global cache-configuration override (cuCtxSetCacheConfig) that would lower
+  /// occupancy.
+  disable_caching_override = CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE,
+};
 
 /// Blocks of `block_size` threads that fit on one multiprocessor at once
 /// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
 [[nodiscard]] int max_active_blocks_per_multiprocessor(
     const kernel& k, int block_size, std::size_t dynamic_shared_bytes = 0,
+    std::source_location where = std::source_location::current());
+/// The same with options (cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
+[[nodiscard]] int max_active_blocks_per_multiprocessor(
+    const kernel& k, int block_size, std::size_t dynamic_shared_bytes, options flags,
     std::source_location where = std::source_location::current());
 
 /// The block size with the best occupancy, and the smallest grid that reaches it.
@@ -193,15 +208,66 @@ struct block_size_suggestion {
   int min_grid_size = 0;  ///< blocks needed to fill the device
   int block_size = 0;     ///< threads per block
 };
-/// Suggests a block size (cuOccupancyMaxPotentialBlockSize); `block_size_limit` 0 means none.
+/// Suggests a block size (cuOccupancyMaxPotentialBlockSizeWithFlags); `block_size_limit` 0
+/// means none.
 [[nodiscard]] block_size_suggestion max_potential_block_size(
     const kernel& k, std::size_t dynamic_shared_bytes = 0, int block_size_limit = 0,
+    options flags = options::none, std::source_location where = std::source_location::current());
+
+}  // namespace occupancy
+
+namespace detail {
+/// The type-erased callable of occupancy::max_potential_block_size: `call(callable, block)`.
+using shared_bytes_fn = std::size_t (*)(void* callable, int block_size);
+/// cuOccupancyMaxPotentialBlockSizeWithFlags with a callback that reaches `callable` through a
+/// thread_local slot (src/occupancy.cpp); rethrows what the callable threw.
+[[nodiscard]] occupancy::block_size_suggestion potential_block_size(
+    const kernel& k, shared_bytes_fn call, void* callable, int block_size_limit,
+    occupancy::options flags, std::source_location where);
+}  // namespace detail
+
+namespace occupancy {
+
+/// Suggests a block size when the dynamic shared memory depends on it: `shared_bytes(block)`
+/// gives the bytes a block of `block` threads needs (cuOccupancyMaxPotentialBlockSizeWithFlags
+/// with a CUoccupancyB2DSize). Any callable works, lambdas with captures included: the C
+/// callback has no user pointer, so a stateless trampoline finds the callable through a
+/// thread_local slot set for the duration of the call (restored after, so calls nest). The
+/// driver calls it on the calling thread, during the call. An exception from the callable
+/// stops the search (the driver gets 0 bytes for the remaining sizes) and is rethrown after the
+/// driver returns.
+template <class SharedBytes>
+requires std::is_invocable_r_v<std::size_t, SharedBytes&, int>
+[[nodiscard]] block_size_suggestion max_potential_block_size(
+    const kernel& k, SharedBytes&& shared_bytes, int block_size_limit = 0,
+    options flags = options::none, std::source_location where = std::source_location::current()) {
+  using F = std::remove_reference_t<SharedBytes>;
+  return cuwrap::detail::potential_block_size(
+      k,
+      [](void* callable, int block) -> std::size_t {
+        return static_cast<std::size_t>((*static_cast<F*>(callable))(block));
+      },
+      const_cast<void*>(static_cast<const void*>(std::addressof(shared_bytes))), block_size_limit,
+      flags, where);
+}
+
+/// The most dynamic shared memory a block can use with `blocks_per_sm` blocks of
+/// `block_size` threads resident on each SM (cuOccupancyAvailableDynamicSMemPerBlock).
+[[nodiscard]] std::size_t available_dynamic_shared_bytes(
+    const kernel& k, int blocks_per_sm, int block_size,
     std::source_location where = std::source_location::current());
 
 /// Clusters of `config`'s cluster size that can be active at once
-/// (cuOccupancyMaxActiveClusters).
+/// (cuOccupancyMaxActiveClusters). The configuration names no stream, so the driver answers
+/// for the current context (cuda.h: a NULL hStream): make the kernel's context current.
 [[nodiscard]] int max_active_clusters(const kernel& k, const launch_config& config,
                                       std::source_location where = std::source_location::current());
+
+/// The largest cluster size (in blocks) a launch of `config` could use
+/// (cuOccupancyMaxPotentialClusterSize), for the current context as max_active_clusters.
+[[nodiscard]] int max_potential_cluster_size(
+    const kernel& k, const launch_config& config,
+    std::source_location where = std::source_location::current());
 
 }  // namespace occupancy
 

@@ -8,6 +8,7 @@
 #include <swcuda/emulation.hpp>
 #include <thread>
 
+#include "graph_support.hpp"
 #include "module_support.hpp"
 #include "saxpy_host.hpp"
 
@@ -354,6 +355,110 @@ TEST_SUITE("launches") {
     completion.value.launchCompletionEvent.event = reinterpret_cast<CUevent>(f);
     SWCU_TEST_CHECK_RESULT(launch_ex(f, config(1, 1), {completion}), CUDA_ERROR_INVALID_HANDLE);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(timing));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(quiet));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+  }
+
+  TEST_CASE_FIXTURE(LaunchTest, "cuLaunchKernelEx: every attribute's values as cuda.h states") {
+    const CUfunction f = function(m, "no_params");
+    const auto one = [&](const CUlaunchAttribute& a, unsigned grid = 1) {
+      return launch_ex(f, config(grid, 32), {a});
+    };
+    // CUaccessPolicyWindow: hit ratio in [0, 1], missProp "Must be either NORMAL or
+    // STREAMING", at most CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE bytes.
+    CUlaunchAttribute window{};
+    window.id = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+    window.value.accessPolicyWindow.num_bytes = 4096;
+    window.value.accessPolicyWindow.hitRatio = 0.5f;
+    window.value.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_PERSISTING;
+    SWCU_TEST_CHECK_RESULT(one(window), CUDA_SUCCESS);
+    window.value.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_PERSISTING;
+    SWCU_TEST_CHECK_RESULT(one(window), CUDA_ERROR_INVALID_VALUE);
+    window.value.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_STREAMING;
+    window.value.accessPolicyWindow.num_bytes = std::size_t{1} << 30;
+    SWCU_TEST_CHECK_RESULT(one(window), CUDA_ERROR_INVALID_VALUE);
+
+    // Memory sync domain ids below CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT (4).
+    CUlaunchAttribute map{};
+    map.id = CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP;
+    map.value.memSyncDomainMap.default_ = 3;
+    map.value.memSyncDomainMap.remote = 1;
+    SWCU_TEST_CHECK_RESULT(one(map), CUDA_SUCCESS);
+    map.value.memSyncDomainMap.remote = 4;
+    SWCU_TEST_CHECK_RESULT(one(map), CUDA_ERROR_INVALID_VALUE);
+
+    // Programmatic and launch completion events: timing disabled, record flags that "Does not
+    // accept CU_EVENT_RECORD_EXTERNAL"; both are recorded after the kernel.
+    const CUevent quiet = swcu::test::create_event(CU_EVENT_DISABLE_TIMING);
+    CUlaunchAttribute programmatic{};
+    programmatic.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+    programmatic.value.programmaticEvent.event = quiet;
+    programmatic.value.programmaticEvent.triggerAtBlockStart = 1;
+    SWCU_TEST_CHECK_RESULT(one(programmatic), CUDA_SUCCESS);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventSynchronize(quiet));
+    SWCU_TEST_CHECK_RESULT(cu.cuEventQuery(quiet), CUDA_SUCCESS);
+    programmatic.value.programmaticEvent.flags = CU_EVENT_RECORD_EXTERNAL;
+    SWCU_TEST_CHECK_RESULT(one(programmatic), CUDA_ERROR_INVALID_VALUE);
+    CUlaunchAttribute completion{};
+    completion.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+    completion.value.launchCompletionEvent.event = quiet;
+    completion.value.launchCompletionEvent.flags = CU_EVENT_RECORD_EXTERNAL;
+    SWCU_TEST_CHECK_RESULT(one(completion), CUDA_ERROR_INVALID_VALUE);
+
+    // Policies and hints: values of their enums only.
+    CUlaunchAttribute policy{};
+    policy.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    policy.value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+    SWCU_TEST_CHECK_RESULT(one(policy), CUDA_SUCCESS);
+    policy.value.clusterSchedulingPolicyPreference =
+        swcu::test::invalid_enum<CUclusterSchedulingPolicy>(3);
+    SWCU_TEST_CHECK_RESULT(one(policy), CUDA_ERROR_INVALID_VALUE);
+    CUlaunchAttribute carveout{};
+    carveout.id = CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    carveout.value.sharedMemCarveout = 100;
+    SWCU_TEST_CHECK_RESULT(one(carveout), CUDA_SUCCESS);
+    carveout.value.sharedMemCarveout = 101;  // "a percentage between 0-100"
+    SWCU_TEST_CHECK_RESULT(one(carveout), CUDA_ERROR_INVALID_VALUE);
+    CUlaunchAttribute nvlink{};
+    nvlink.id = CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING;
+    nvlink.value.nvlinkUtilCentricScheduling = 1;
+    SWCU_TEST_CHECK_RESULT(one(nvlink), CUDA_SUCCESS);
+    nvlink.value.nvlinkUtilCentricScheduling = 2;  // "Valid values ... are 0 and 1"
+    SWCU_TEST_CHECK_RESULT(one(nvlink), CUDA_ERROR_INVALID_VALUE);
+
+    // Preferred cluster: x, y multiples of the cluster's dividing the grid, z equal to it; it
+    // "will only take effect when a regular cluster dimension has been specified".
+    CUlaunchAttribute preferred{};
+    preferred.id = CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
+    preferred.value.preferredClusterDim = {4, 1, 1};
+    CUlaunchConfig c = config(8, 32);
+    c.gridDimZ = 2;
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(2), preferred}), CUDA_SUCCESS);
+    preferred.value.preferredClusterDim = {3, 1, 1};
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(2), preferred}), CUDA_ERROR_INVALID_VALUE);
+    preferred.value.preferredClusterDim = {4, 1, 2};
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {cluster(2), preferred}), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {preferred}), CUDA_SUCCESS);  // no cluster: no effect
+
+    // DEVICE_UPDATABLE_KERNEL_NODE is "graphs-only, and passing it to a launch in a
+    // non-capturing stream will result in an error". In a capture the software driver refuses
+    // it too, with CUDA_ERROR_NOT_SUPPORTED: it does not model device-side node updates.
+    CUlaunchAttribute updatable{};
+    updatable.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+    updatable.value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+    SWCU_TEST_CHECK_RESULT(one(updatable), CUDA_ERROR_INVALID_VALUE);
+    const CUstream stream = swcu::test::create_stream();
+    SWCU_TEST_REQUIRE_SUCCESS(
+        swcu::test::gr().cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED));
+    c = config(1, 32);
+    c.hStream = stream;
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {updatable}), CUDA_ERROR_NOT_SUPPORTED);
+    updatable.value.deviceUpdatableKernelNode.deviceUpdatable = 2;  // "only be set to 0 or 1"
+    SWCU_TEST_CHECK_RESULT(launch_ex(f, c, {updatable}), CUDA_ERROR_INVALID_VALUE);
+    CUgraph captured = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuStreamEndCapture(stream, &captured));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().cuGraphDestroy(captured));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuEventDestroy_v2(quiet));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
   }

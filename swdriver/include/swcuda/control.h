@@ -49,7 +49,9 @@ typedef enum swcu_handle_kind {
   /* Version 7 and later. */
   SWCU_ARRAY = 18,           /* CUDA arrays, including the levels of mipmapped arrays */
   SWCU_MIPMAPPED_ARRAY = 19, /* cuMipmappedArrayCreate */
-  SWCU_HANDLE_KIND_COUNT = 20
+  SWCU_EXTERNAL_MEMORY = 20,    /* cuImportExternalMemory */
+  SWCU_EXTERNAL_SEMAPHORE = 21, /* cuImportExternalSemaphore */
+  SWCU_HANDLE_KIND_COUNT = 22
 } swcu_handle_kind;
 
 /* One entry of the call counters: an exported symbol name and how often it ran. */

@@ -7,6 +7,7 @@
 
 #include "graph/graph.hpp"
 #include "memory/array.hpp"
+#include "memory/external.hpp"
 #include "memory/memory.hpp"
 #include "module/module.hpp"
 #include "sched/sched.hpp"
@@ -28,6 +29,7 @@ void reclaim_context(State& s, Context& ctx) noexcept {
     s.reclaim(SWCU_EVENT, h);
   }
   reclaim_arrays(s, ctx);
+  reclaim_external(s, ctx);  // before memory: its mapped buffers are the context's allocations
   reclaim_memory(s, ctx);
   for (const auto& q : ctx.queues) {
     for (Op& op : q->ops) {  // dropped: whoever waits for it sees it done

@@ -57,6 +57,8 @@ const char* handle_kind_name(swcu_handle_kind kind) {
     case SWCU_GREEN_CONTEXT: return "green context";
     case SWCU_ARRAY: return "array";
     case SWCU_MIPMAPPED_ARRAY: return "mipmapped array";
+    case SWCU_EXTERNAL_MEMORY: return "external memory";
+    case SWCU_EXTERNAL_SEMAPHORE: return "external semaphore";
     default: break;
   }
   return "unknown";

@@ -26,6 +26,7 @@ constexpr unsigned kMaxBlockX = 1024, kMaxBlockY = 1024, kMaxBlockZ = 64;
 constexpr unsigned kMaxGridX = 2147483647u, kMaxGridY = 65535, kMaxGridZ = 65535;
 constexpr std::size_t kMaxParamBytes = 32764;  // CUDA 12.1 and later on Volta and later
 constexpr int kLeastPriority = 0, kGreatestPriority = -5;
+constexpr unsigned kMemSyncDomains = 4;  // CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT
 
 // The record of a launch, pointing into `spec`.
 swcu_launch view_of(const LaunchSpec& spec) noexcept {
@@ -149,25 +150,32 @@ struct Attributes {
   std::vector<CUevent> events;  // recorded after the kernel
 };
 
-CUresult check_event(State& s, CUevent handle, const Context& ctx) {
+// The event of a programmatic or launch completion event attribute: an event of the context
+// created with CU_EVENT_DISABLE_TIMING, recorded with flags 0 (cuda.h: "Does not accept
+// CU_EVENT_RECORD_EXTERNAL", and no other record flag exists).
+CUresult check_event(State& s, CUevent handle, int flags, const Context& ctx) {
   const Event* const e = s.find<Event>(SWCU_EVENT, handle);
   if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (e->ctx != &ctx || (e->flags & CU_EVENT_DISABLE_TIMING) == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_EVENT_RECORD_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
-CUresult read_attributes(State& s, const LaunchArgs& a, const Context& ctx, Attributes& out) {
+// Every CU_LAUNCH_ATTRIBUTE_* of cuda.h, checked as cuda.h documents; what the model honours is
+// kept in `out` (cluster, preferred cluster, cooperative, priority, the events to record), the
+// hints (access policy window, synchronization and scheduling policies, memory sync domains,
+// carveout, NVLink scheduling) are checked and have no effect on an interpreter.
+CUresult read_attributes(State& s, const LaunchArgs& a, const Context& ctx, bool capturing,
+                         Attributes& out) {
   if (a.num_attrs > 0 && a.attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < a.num_attrs; ++i) {
     const CUlaunchAttribute& attr = a.attrs[i];
     const CUlaunchAttributeValue& v = attr.value;
     switch (raw(attr.id)) {
       case CU_LAUNCH_ATTRIBUTE_IGNORE: break;
-      case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: {
-        const float ratio = v.accessPolicyWindow.hitRatio;
-        if (!(ratio >= 0.0f && ratio <= 1.0f)) return CUDA_ERROR_INVALID_VALUE;
+      case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+        if (!valid_access_policy_window(v.accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
         break;
-      }
       case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: out.cooperative = v.cooperative != 0; break;
       case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: {
         const int policy = raw(v.syncPolicy);
@@ -192,18 +200,30 @@ CUresult read_attributes(State& s, const LaunchArgs& a, const Context& ctx, Attr
       }
       case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: break;
       case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
-        if (const CUresult r = check_event(s, v.programmaticEvent.event, ctx)) return r;
+        if (const CUresult r =
+                check_event(s, v.programmaticEvent.event, v.programmaticEvent.flags, ctx)) {
+          return r;
+        }
         out.events.push_back(v.programmaticEvent.event);
         break;
       case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
-        if (const CUresult r = check_event(s, v.launchCompletionEvent.event, ctx)) return r;
+        if (const CUresult r =
+                check_event(s, v.launchCompletionEvent.event, v.launchCompletionEvent.flags, ctx)) {
+          return r;
+        }
         out.events.push_back(v.launchCompletionEvent.event);
         break;
       case CU_LAUNCH_ATTRIBUTE_PRIORITY:
         out.priority_given = true;
         out.priority = std::clamp(v.priority, kGreatestPriority, kLeastPriority);
         break;
-      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: break;
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+        // Domain ids below CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT (4), as for streams.
+        if (v.memSyncDomainMap.default_ >= kMemSyncDomains ||
+            v.memSyncDomainMap.remote >= kMemSyncDomains) {
+          return CUDA_ERROR_INVALID_VALUE;
+        }
+        break;
       case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: {
         const int domain = raw(v.memSyncDomain);
         if (domain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT &&
@@ -219,7 +239,17 @@ CUresult read_attributes(State& s, const LaunchArgs& a, const Context& ctx, Attr
         out.preferred[2] = v.preferredClusterDim.z;
         break;
       case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
-        return CUDA_ERROR_INVALID_VALUE;  // graphs only: this stream is not capturing
+        // cuda.h: "graphs-only, and passing it to a launch in a non-capturing stream will
+        // result in an error"; the value is 0 or 1.
+        if (!capturing || v.deviceUpdatableKernelNode.deviceUpdatable < 0 ||
+            v.deviceUpdatableKernelNode.deviceUpdatable > 1) {
+          return CUDA_ERROR_INVALID_VALUE;
+        }
+        // Device-side graph updates are not modelled (software-driver.md, "Stricter").
+        report(CU_LOG_LEVEL_ERROR,
+               "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: device-updatable kernel nodes "
+               "are not modelled by the software driver");
+        return CUDA_ERROR_NOT_SUPPORTED;
       case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
         if (v.sharedMemCarveout > 100) return CUDA_ERROR_INVALID_VALUE;
         break;
@@ -288,6 +318,8 @@ CUresult check_cluster(const LaunchArgs& a, const KernelDesc& k, const FuncSetti
       if (p == 0 || p % attrs.cluster[i] != 0 || a.grid[i] % p != 0)
         return CUDA_ERROR_INVALID_VALUE;
     }
+    // cuda.h: the preferred z "Must be equal to the z field of clusterDim".
+    if (attrs.preferred[2] != attrs.cluster[2]) return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
 }
@@ -356,7 +388,7 @@ CUresult launch(Sym sym, NullStream null, const LaunchArgs a) {
     const KernelDesc& k = *f->desc;
     const FuncSettings set = effective_settings(*f);
     Attributes attrs;
-    if (const CUresult r = read_attributes(s, a, ctx, attrs)) return r;
+    if (const CUresult r = read_attributes(s, a, ctx, q->capture != nullptr, attrs)) return r;
     if (const CUresult r = check_dims(a, k, set)) return r;
     if (const CUresult r = check_cluster(a, k, set, attrs)) return r;
     const bool cooperative = a.cooperative || attrs.cooperative;

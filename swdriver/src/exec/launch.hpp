@@ -33,6 +33,11 @@ inline constexpr int kWarpSize = 32;
 [[nodiscard]] int active_blocks_per_sm(std::size_t static_shared, int max_threads, int max_dynamic,
                                        int block_size, std::size_t dynamic) noexcept;
 
+/// The checks cuda.h documents for CUaccessPolicyWindow (exec/stream_attributes.cpp): at most
+/// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE bytes, a hit ratio in [0, 1], a known hit
+/// property, a miss property NORMAL or STREAMING. Streams and launches share them.
+[[nodiscard]] bool valid_access_policy_window(const CUaccessPolicyWindow& w) noexcept;
+
 /// One kernel launch as the log records it and its host function sees it.
 struct LaunchSpec {
   std::string kernel;  ///< entry name

@@ -6,6 +6,7 @@
 
 #include "core/api.hpp"
 #include "core/state.hpp"
+#include "exec/launch.hpp"
 #include "sched/sched.hpp"
 
 namespace swcu {
@@ -19,10 +20,12 @@ constexpr int kGreatestPriority = -5;
 constexpr std::size_t kMaxAccessPolicyWindow = 134213632;
 constexpr unsigned kMemSyncDomains = 4;
 
+}  // namespace
+
 // The checks of an access policy window (CUaccessPolicyWindow in cuda.h): at most
 // MAX_ACCESS_POLICY_WINDOW_SIZE bytes, a hit ratio in [0, 1], a known hit property and a miss
 // property that is "either NORMAL or STREAMING".
-bool valid_window(const CUaccessPolicyWindow& w) noexcept {
+bool valid_access_policy_window(const CUaccessPolicyWindow& w) noexcept {
   const int hit = raw(w.hitProp);
   const int miss = raw(w.missProp);
   return w.num_bytes <= kMaxAccessPolicyWindow && w.hitRatio >= 0.0f && w.hitRatio <= 1.0f &&
@@ -30,11 +33,13 @@ bool valid_window(const CUaccessPolicyWindow& w) noexcept {
          (miss == CU_ACCESS_PROPERTY_NORMAL || miss == CU_ACCESS_PROPERTY_STREAMING);
 }
 
+namespace {
+
 CUresult set(Queue& q, int attr, const CUstreamAttrValue& v) {
   StreamAttributes& a = q.attributes;
   switch (attr) {
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
-      if (!valid_window(v.accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
+      if (!valid_access_policy_window(v.accessPolicyWindow)) return CUDA_ERROR_INVALID_VALUE;
       a.access_policy_window = v.accessPolicyWindow;
       return CUDA_SUCCESS;
     case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: {

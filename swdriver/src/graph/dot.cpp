@@ -113,6 +113,11 @@ class Printer {
         break;
       }
       case CU_GRAPH_NODE_TYPE_GRAPH: l += "CHILD_GRAPH"; break;
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+        l += n.type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL ? "EXT_SEMAS_SIGNAL" : "EXT_SEMAS_WAIT";
+        l += "\n" + std::to_string(n.as<ExtSemNode>().handles.size()) + " semaphores";
+        break;
       case CU_GRAPH_NODE_TYPE_EMPTY: l += "EMPTY"; break;
       case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
       case CU_GRAPH_NODE_TYPE_EVENT_RECORD:

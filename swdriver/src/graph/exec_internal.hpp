@@ -35,6 +35,9 @@ struct Exec final : Object {
 
 /// A live executable graph; nullptr otherwise.
 [[nodiscard]] Exec* find_exec(State& s, CUgraphExec handle) noexcept;
+/// The node of `e`'s executable copy made from the node with id `origin`, the copy made
+/// writable first (exec_update.cpp); nullptr when it has none.
+[[nodiscard]] Node* writable_exec_node(State& s, Exec& e, std::uint64_t origin);
 /// Memory the executable copy `g` left allocated goes with it (or with its last launch), and
 /// its allocation nodes' memory is unmapped (graph_memory.hpp).
 void free_outstanding(Graph& g) noexcept;

@@ -18,6 +18,7 @@
 #include "exec/launch.hpp"
 #include "graph/capture.hpp"
 #include "graph/exec_internal.hpp"
+#include "graph/ext_semaphore_nodes.hpp"
 #include "memory/memory.hpp"
 
 namespace swcu {
@@ -235,6 +236,8 @@ bool run_node(Launch& l, Node& n) {
       run_kernel_now(v);
       return true;
     }
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: run_ext_semaphores(n); return true;
     case CU_GRAPH_NODE_TYPE_GRAPH: lock.unlock(); return run_level(l, *n.as<ChildNode>().graph);
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
       lock.unlock();
@@ -344,6 +347,7 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     op.stream_handle = stream;
     op.user_data = l.get();
     collect_events(s, *l, *l->plan, *q, op.deps);
+    op.ready = semaphore_waits(*l->plan);  // external semaphore waits hold the launch back
     if (e->last && !e->last->done) op.deps.push_back(e->last);  // one launch at a time
     // Not run for a callback: it owns the launch, which goes with the operation.
     op.work = [l](State&) { return CUDA_SUCCESS; };

@@ -151,6 +151,8 @@ void take_params(Node& to, const Node& from) {
     *h = from.as<HostNode>();
   } else if (EventNode* const e = to.if_kind<EventNode>()) {
     *e = from.as<EventNode>();
+  } else if (ExtSemNode* const x = to.if_kind<ExtSemNode>()) {
+    *x = from.as<ExtSemNode>();
   }
 }
 
@@ -216,6 +218,15 @@ CUresult with_exec_node(Sym sym, CUgraphExec handle, CUgraphNode node, int type,
     return body(s, *e, *n);
   });
 }
+
+}  // namespace
+
+Node* writable_exec_node(State& s, Exec& e, std::uint64_t origin) {
+  if (find_by_origin(*e.plan, origin) == nullptr) return nullptr;
+  return find_by_origin(writable(s, e), origin);
+}
+
+namespace {
 
 CUresult exec_kernel(Sym sym, CUgraphExec exec, CUgraphNode node,
                      const CUDA_KERNEL_NODE_PARAMS_v2* p) {

@@ -139,6 +139,8 @@ NodeParams node_kind_of(int type) {
     case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return AllocNode{};
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return FreeNode{};
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: return ConditionalNode{};
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return ExtSemNode{};
     default: return EmptyNode{};
   }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/api.hpp"
+#include "memory/external.hpp"
 #include "sched/shapes.hpp"
 
 namespace swcu {
@@ -101,9 +102,19 @@ struct ConditionalNode {
   Context* ctx = nullptr;             ///< the context given (the handle's)
 };
 
+/// An external semaphore signal or wait node (the node's type tells which;
+/// graph/ext_semaphore_nodes.cpp): the handles and parameters as given, and what they resolve
+/// to (memory/external.hpp), which keeps the semaphores' payloads mapped.
+struct ExtSemNode {
+  std::vector<CUexternalSemaphore> handles;
+  std::vector<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS> signals;  ///< a signal node's
+  std::vector<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS> waits;      ///< a wait node's
+  std::vector<SemaphoreStep> steps;  ///< one per semaphore, resolved when set
+};
+
 /// The parameters of a node, one alternative per kind.
 using NodeParams = std::variant<EmptyNode, KernelNode, CopyNode, FillNode, HostNode, EventNode,
-                                ChildNode, AllocNode, FreeNode, ConditionalNode>;
+                                ChildNode, AllocNode, FreeNode, ConditionalNode, ExtSemNode>;
 
 /// Empty parameters of the kind a node of `type` (a CUgraphNodeType) holds.
 [[nodiscard]] NodeParams node_kind_of(int type);

@@ -1,0 +1,467 @@
+// External memory and semaphores (cuImportExternalMemory, cuExternalMemoryGetMappedBuffer,
+// cuImportExternalSemaphore, cuSignal/WaitExternalSemaphoresAsync, the destroys): a memfd
+// imported as OPAQUE_FD memory is mapped for real (kernels and copies reach the file's bytes),
+// the descriptor becomes the driver's, semaphores order streams, and what the Linux driver
+// refuses is refused.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graph_support.hpp"
+#include "module_support.hpp"
+#include "sched_support.hpp"
+
+namespace {
+
+using swcu::test::create_stream;
+using swcu::test::mod;
+
+// A memfd of `bytes` bytes (the test's stand-in for a Vulkan allocation's exported fd).
+int memfd(std::size_t bytes) {
+  const int fd = memfd_create("swcuda-external-test", MFD_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(ftruncate(fd, static_cast<off_t>(bytes)) == 0);
+  return fd;
+}
+
+bool is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
+
+CUDA_EXTERNAL_MEMORY_HANDLE_DESC memory_desc(int fd, unsigned long long size) {
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+  d.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  d.size = size;
+  return d;
+}
+
+CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC semaphore_desc(int fd, CUexternalSemaphoreHandleType type) {
+  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d{};
+  d.type = type;
+  d.handle.fd = fd;
+  return d;
+}
+
+struct ExternalTest : swcu::test::ModuleTest {
+  CUresult map(CUdeviceptr* p, CUexternalMemory m, unsigned long long offset,
+               unsigned long long size, unsigned flags = 0) {
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+    b.offset = offset;
+    b.size = size;
+    b.flags = flags;
+    return cu.cuExternalMemoryGetMappedBuffer(p, m, &b);
+  }
+  CUresult signal(CUexternalSemaphore sem, std::uint64_t value, CUstream stream) {
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
+    p.params.fence.value = value;
+    return cu.cuSignalExternalSemaphoresAsync(&sem, &p, 1, stream);
+  }
+  CUresult wait(CUexternalSemaphore sem, std::uint64_t value, CUstream stream) {
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
+    p.params.fence.value = value;
+    return cu.cuWaitExternalSemaphoresAsync(&sem, &p, 1, stream);
+  }
+};
+
+// The external semaphore node functions (cuda.h, "Graph Management").
+struct SemaphoreNodeApi {
+  PFN_cuGraphAddExternalSemaphoresSignalNode_v11020 add_signal =
+      swcu::test::proc<PFN_cuGraphAddExternalSemaphoresSignalNode_v11020>(
+          "cuGraphAddExternalSemaphoresSignalNode", 11020);
+  PFN_cuGraphAddExternalSemaphoresWaitNode_v11020 add_wait =
+      swcu::test::proc<PFN_cuGraphAddExternalSemaphoresWaitNode_v11020>(
+          "cuGraphAddExternalSemaphoresWaitNode", 11020);
+  PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020 get_signal =
+      swcu::test::proc<PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020>(
+          "cuGraphExternalSemaphoresSignalNodeGetParams", 11020);
+  PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020 set_wait =
+      swcu::test::proc<PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020>(
+          "cuGraphExternalSemaphoresWaitNodeSetParams", 11020);
+  PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020 get_wait =
+      swcu::test::proc<PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020>(
+          "cuGraphExternalSemaphoresWaitNodeGetParams", 11020);
+  PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 exec_set_signal =
+      swcu::test::proc<PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020>(
+          "cuGraphExecExternalSemaphoresSignalNodeSetParams", 11020);
+};
+
+}  // namespace
+
+TEST_SUITE("external memory and semaphores") {
+  TEST_CASE_FIXTURE(ExternalTest, "an imported memfd is device memory over the file's bytes") {
+    constexpr std::size_t n = 1024;
+    const std::size_t bytes = 2 * n * sizeof(float) + 4096;
+    const int fd = memfd(bytes);
+    // The host's own view of the file, as another API (or process) would have.
+    auto* const host =
+        static_cast<float*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(host != MAP_FAILED);
+    const int imported = dup(fd);
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC d = memory_desc(imported, bytes);
+    d.flags = CUDA_EXTERNAL_MEMORY_DEDICATED;
+    CUexternalMemory m = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalMemory(&m, &d));
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_MEMORY) == 1);
+
+    // x at offset 4096 (the second page), y right after: an offset that is not page-aligned.
+    for (std::size_t i = 0; i < n; ++i) {
+      host[1024 + i] = static_cast<float>(i);
+      host[1024 + n + i] = 1.0f;
+    }
+    CUdeviceptr x = 0, y = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(map(&x, m, 4096, n * sizeof(float)));
+    SWCU_TEST_REQUIRE_SUCCESS(map(&y, m, 4096 + n * sizeof(float), n * sizeof(float)));
+    // Device memory to the pointer queries, like cuMemAlloc's.
+    unsigned type = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, y));
+    CHECK(type == CU_MEMORYTYPE_DEVICE);
+    CUcontext owner = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, y));
+    CHECK(owner == ctx);
+
+    // A kernel computes in place; the host's mapping of the file sees the result.
+    const CUmodule mod_ = load(swcu::test::read_bytes(swcu::test::kernel_file("sw_kernels.ptx")));
+    const CUfunction saxpy = function(mod_, "saxpy");
+    float a = 2.0f;
+    int count = static_cast<int>(n);
+    void* params[] = {&a, &x, &y, &count};
+    SWCU_TEST_REQUIRE_SUCCESS(
+        mod().cuLaunchKernel(saxpy, n / 128, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    for (std::size_t i = 0; i < n; ++i) {
+      REQUIRE(host[1024 + n + i] == 2.0f * static_cast<float>(i) + 1.0f);
+    }
+    // Copies reach it too, both ways.
+    const float seven = 7.0f;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoD_v2(x, &seven, sizeof seven));
+    CHECK(host[1024] == 7.0f);
+    host[1025] = 9.0f;
+    float back = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&back, x + 4, sizeof back));
+    CHECK(back == 9.0f);
+
+    // cuda.h: the mapped buffers stay until cuMemFree, whatever happens to the object; the
+    // descriptor, the driver's since the import, is closed with it.
+    CHECK(is_open(imported));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalMemory(m));
+    CHECK_FALSE(is_open(imported));
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_MEMORY) == 0);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(&back, y, sizeof back));
+    CHECK(back == 1.0f);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(x));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(y));
+    SWCU_TEST_CHECK_RESULT(cu.cuDestroyExternalMemory(m), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(mod_));
+    munmap(host, bytes);
+    close(fd);
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest,
+                    "bad imports and mappings are refused, the fd stays the caller's") {
+    const int fd = memfd(8192);
+    CUexternalMemory m = nullptr;
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC d = memory_desc(fd, 8192);
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(nullptr, &d), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
+    d.size = 0;
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, &d), CUDA_ERROR_INVALID_VALUE);
+    d.size = 8192;
+    d.flags = 2;  // only CUDA_EXTERNAL_MEMORY_DEDICATED exists
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, &d), CUDA_ERROR_INVALID_VALUE);
+    d.flags = 0;
+    {
+      swcu::test::StderrCapture err;
+      d.size = 8193;  // more than the file holds
+      SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, &d), CUDA_ERROR_INVALID_VALUE);
+      CHECK(err.finish().find("larger than the file descriptor's object") != std::string::npos);
+    }
+    d.size = 8192;
+    d.handle.fd = -1;
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, &d), CUDA_ERROR_INVALID_HANDLE);
+    // Windows, Direct3D, NvSciBuf and (off Tegra) dma_buf handles: not on this platform.
+    for (const auto type :
+         {CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32,
+          CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE, CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF,
+          CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD}) {
+      swcu::test::StderrCapture err;
+      CUDA_EXTERNAL_MEMORY_HANDLE_DESC other = memory_desc(fd, 8192);
+      other.type = type;
+      SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, &other), CUDA_ERROR_NOT_SUPPORTED);
+      CHECK(err.finish().find("cuImportExternalMemory: handle type") != std::string::npos);
+    }
+    CHECK(is_open(fd));  // every failure left it to the caller
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_MEMORY) == 0);
+
+    d = memory_desc(fd, 8192);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalMemory(&m, &d));
+    CUdeviceptr p = 0;
+    SWCU_TEST_CHECK_RESULT(map(&p, m, 0, 8193), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(map(&p, m, 4096, 4097), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(map(&p, m, 8192, 1), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(map(&p, m, 0, 0), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(map(&p, m, 0, 16, 1), CUDA_ERROR_INVALID_VALUE);  // "flags must be zero"
+    SWCU_TEST_CHECK_RESULT(map(nullptr, m, 0, 16), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(map(&p, reinterpret_cast<CUexternalMemory>(&d), 0, 16),
+                           CUDA_ERROR_INVALID_HANDLE);
+    // Mipmapped arrays need CUDA arrays, which the software driver does not model.
+    CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC array{};
+    CUmipmappedArray mip = nullptr;
+    {
+      swcu::test::StderrCapture err;
+      SWCU_TEST_CHECK_RESULT(cu.cuExternalMemoryGetMappedMipmappedArray(&mip, m, &array),
+                             CUDA_ERROR_NOT_SUPPORTED);
+      CHECK(err.finish().find("CUDA arrays are not modelled") != std::string::npos);
+    }
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalMemory(m));
+    SWCU_TEST_CHECK_RESULT(cu.cuDestroyExternalMemory(nullptr), CUDA_ERROR_INVALID_HANDLE);
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest, "a timeline wait blocks its stream until the value is reached") {
+    const int fd = memfd(8);
+    auto* const word =
+        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(word != MAP_FAILED);
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
+    CUexternalSemaphore sem = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_SEMAPHORE) == 1);
+
+    const CUstream waiter = create_stream();
+    const CUstream signaler = create_stream();
+    swcu::test::Log log;
+    SWCU_TEST_REQUIRE_SUCCESS(wait(sem, 5, waiter));
+    REQUIRE(log.enqueue(waiter, 1) == CUDA_SUCCESS);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(waiter), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(signal(sem, 3, signaler));  // not enough
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(signaler));
+    CHECK(*word == 3);
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(waiter), CUDA_ERROR_NOT_READY);
+    CHECK(log.order().empty());
+    SWCU_TEST_REQUIRE_SUCCESS(signal(sem, 6, signaler));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(waiter));
+    CHECK(log.order() == std::vector<int>{1});
+
+    // A host thread that writes the payload signals too (another process would, through its
+    // own mapping of the file): the synchronizing call polls until then.
+    SWCU_TEST_REQUIRE_SUCCESS(wait(sem, 10, waiter));
+    std::thread host([word] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::atomic_ref<std::uint64_t>(*word).store(10, std::memory_order_release);
+    });
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(waiter));
+    host.join();
+
+    // cuda.h: ownership of the descriptor moved to the driver; destroying closes it. A wait
+    // already enqueued keeps its payload.
+    SWCU_TEST_REQUIRE_SUCCESS(wait(sem, 11, waiter));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
+    CHECK_FALSE(is_open(d.handle.fd));
+    std::atomic_ref<std::uint64_t>(*word).store(11, std::memory_order_release);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(waiter));
+    SWCU_TEST_CHECK_RESULT(signal(sem, 1, signaler), CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(waiter));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(signaler));
+    munmap(word, 8);
+    close(fd);
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest, "a binary semaphore: a wait takes the signal") {
+    const int fd = memfd(8);
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(fd, CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD);
+    CUexternalSemaphore sem = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    const CUstream a = create_stream();
+    const CUstream b = create_stream();
+    SWCU_TEST_REQUIRE_SUCCESS(signal(sem, 0, a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(a));
+    SWCU_TEST_REQUIRE_SUCCESS(wait(sem, 0, b));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(b));  // signaled: runs, and unsignals
+    SWCU_TEST_REQUIRE_SUCCESS(wait(sem, 0, b));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(b), CUDA_ERROR_NOT_READY);
+    SWCU_TEST_REQUIRE_SUCCESS(signal(sem, 0, a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(b));
+    // A batch: one call, every semaphore in order (the _ptsz export too).
+    CUexternalSemaphore both[] = {sem, sem};
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp[2]{};
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuSignalExternalSemaphoresAsync_ptsz(both, sp, 2, nullptr));
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp[1]{};
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuWaitExternalSemaphoresAsync_ptsz(both, wp, 1, nullptr));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(a));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(b));
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest, "bad semaphore imports, signals and waits are refused") {
+    const int fd = memfd(8);
+    CUexternalSemaphore sem = nullptr;
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(fd, CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalSemaphore(nullptr, &d), CUDA_ERROR_INVALID_VALUE);
+    d.flags = 1;
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalSemaphore(&sem, &d), CUDA_ERROR_INVALID_VALUE);
+    d.flags = 0;
+    d.handle.fd = -1;
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalSemaphore(&sem, &d), CUDA_ERROR_INVALID_HANDLE);
+    {
+      swcu::test::StderrCapture err;
+      const int small = memfd(4);  // no room for the 64-bit payload
+      d.handle.fd = small;
+      SWCU_TEST_CHECK_RESULT(cu.cuImportExternalSemaphore(&sem, &d), CUDA_ERROR_INVALID_VALUE);
+      CHECK(err.finish().find("first 8 bytes") != std::string::npos);
+      close(small);
+    }
+    for (const auto type : {CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32,
+                            CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE,
+                            CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC,
+                            CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX,
+                            CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32}) {
+      swcu::test::StderrCapture err;
+      const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC other = semaphore_desc(fd, type);
+      SWCU_TEST_CHECK_RESULT(cu.cuImportExternalSemaphore(&sem, &other), CUDA_ERROR_NOT_SUPPORTED);
+      CHECK(err.finish().find("cuImportExternalSemaphore: handle type") != std::string::npos);
+    }
+    CHECK(is_open(fd));
+    d.handle.fd = fd;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+    sp.flags = 4;  // only CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC exists
+    SWCU_TEST_CHECK_RESULT(cu.cuSignalExternalSemaphoresAsync(&sem, &sp, 1, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(cu.cuSignalExternalSemaphoresAsync(nullptr, &sp, 1, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+    wp.flags = 1;  // only CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC (2) exists
+    SWCU_TEST_CHECK_RESULT(cu.cuWaitExternalSemaphoresAsync(&sem, &wp, 1, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+    CUexternalSemaphore stale = reinterpret_cast<CUexternalSemaphore>(&wp);
+    wp.flags = 0;
+    SWCU_TEST_CHECK_RESULT(cu.cuWaitExternalSemaphoresAsync(&stale, &wp, 1, nullptr),
+                           CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_CHECK_RESULT(
+        cu.cuWaitExternalSemaphoresAsync(&sem, &wp, 1, reinterpret_cast<CUstream>(&wp)),
+        CUDA_ERROR_INVALID_HANDLE);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest, "a destroyed context takes its external objects with it") {
+    const CUcontext other = swcu::test::create_context();
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC md = memory_desc(memfd(4096), 4096);
+    CUexternalMemory m = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalMemory(&m, &md));
+    CUdeviceptr p = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(map(&p, m, 0, 4096));
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC sd =
+        semaphore_desc(memfd(8), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD);
+    CUexternalSemaphore sem = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &sd));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(other));
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_MEMORY) == 0);
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_SEMAPHORE) == 0);
+    CHECK(ctl.reclaimed_handles(SWCU_EXTERNAL_MEMORY) >= 1);
+    CHECK_FALSE(is_open(md.handle.fd));
+    CHECK_FALSE(is_open(sd.handle.fd));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest, "fault injection fails an import and leaves nothing behind") {
+    const int fd = memfd(4096);
+    REQUIRE(ctl.add_fault_rule("cuImportExternalMemory:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC d = memory_desc(fd, 4096);
+    CUexternalMemory m = nullptr;
+    SWCU_TEST_CHECK_RESULT(cu.cuImportExternalMemory(&m, &d), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(is_open(fd));
+    CHECK(ctl.live_handles(SWCU_EXTERNAL_MEMORY) == 0);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalMemory(&m, &d));  // rule 1: the first call
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalMemory(m));
+    ctl.clear_fault_rules();
+  }
+
+  TEST_CASE_FIXTURE(ExternalTest, "graph nodes signal and wait for external semaphores") {
+    const SemaphoreNodeApi api;
+    const auto& g = swcu::test::gr();
+    const int fd = memfd(8);
+    auto* const word =
+        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(word != MAP_FAILED);
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
+    CUexternalSemaphore sem = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+
+    // A graph: wait for 1, then signal 5.
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphCreate(&graph, 0));
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+    wp.params.fence.value = 1;
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS wait{&sem, &wp, 1};
+    CUgraphNode wait_node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(api.add_wait(&wait_node, graph, nullptr, 0, &wait));
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+    sp.params.fence.value = 5;
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS signal{&sem, &sp, 1};
+    CUgraphNode signal_node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(api.add_signal(&signal_node, graph, &wait_node, 1, &signal));
+    CUgraphNodeType type{};
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(signal_node, &type));
+    CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL);
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
+    SWCU_TEST_REQUIRE_SUCCESS(api.get_signal(signal_node, &got));
+    REQUIRE(got.numExtSems == 1);
+    CHECK(got.extSemArray[0] == sem);
+    CHECK(got.paramsArray[0].params.fence.value == 5);
+    // Bad parameters: none, a stale semaphore, a getter on another kind.
+    CUgraphNode bad = nullptr;
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS empty{&sem, &wp, 0};
+    SWCU_TEST_CHECK_RESULT(api.add_wait(&bad, graph, nullptr, 0, &empty), CUDA_ERROR_INVALID_VALUE);
+    CUexternalSemaphore stale = reinterpret_cast<CUexternalSemaphore>(&wp);
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS stale_wait{&stale, &wp, 1};
+    SWCU_TEST_CHECK_RESULT(api.add_wait(&bad, graph, nullptr, 0, &stale_wait),
+                           CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(api.get_signal(wait_node, &got), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(api.add_wait(&bad, graph, nullptr, 0, nullptr),
+                           CUDA_ERROR_INVALID_VALUE);
+
+    CUgraphExec exec = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphInstantiate(&exec, graph, 0));
+    const CUstream stream = create_stream();
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(stream), CUDA_ERROR_NOT_READY);  // waits for 1
+    CHECK(*word == 0);
+    std::atomic_ref<std::uint64_t>(*word).store(1, std::memory_order_release);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    CHECK(*word == 5);  // the signal node ran after the wait
+
+    // Updating the executable graph's signal value: the next launch signals 9 (the wait for
+    // 1 holds at once now).
+    sp.params.fence.value = 9;
+    SWCU_TEST_REQUIRE_SUCCESS(api.exec_set_signal(exec, signal_node, &signal));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    CHECK(*word == 9);
+    // The graph's own node kept 5 (the executable copy changed, not the graph).
+    SWCU_TEST_REQUIRE_SUCCESS(api.get_signal(signal_node, &got));
+    CHECK(got.paramsArray[0].params.fence.value == 5);
+    // Setting the wait node of the graph: a re-instantiated graph waits for 20.
+    wp.params.fence.value = 20;
+    SWCU_TEST_REQUIRE_SUCCESS(api.set_wait(wait_node, &wait));
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_got{};
+    SWCU_TEST_REQUIRE_SUCCESS(api.get_wait(wait_node, &wait_got));
+    CHECK(wait_got.paramsArray[0].params.fence.value == 20);
+
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
+    munmap(word, 8);
+    close(fd);
+  }
+}
