@@ -120,22 +120,30 @@ TEST_SUITE("devices") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH) == 0);
     // "Device supports unified function pointers": cuLibraryGetUnifiedFunction finds none here.
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS) == 0);
-    // No CUDA arrays, texture or surface objects, nor the PTX tex/tld4/suld/sust instructions:
-    // no texture or surface of any size can be made, and there is no tex2Dgather. The
-    // alignments are requirements (of pitched memory too), not capabilities, and stay.
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER) == 0);
+    // Texture objects over linear and pitched memory, and tex2Dgather on them, with an H100's
+    // limits (cudaDeviceProp::maxTexture1DLinear, maxTexture2DLinear, maxTexture2DGather). No
+    // CUDA arrays yet: no array texture or surface of any size can be made. The alignments are
+    // requirements (of pitched memory too), not capabilities, and stay.
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH) == 32768);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH) == 1 << 28);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH) == 131072);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT) == 65000);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH) == 2097120);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT) == 32);
     int limits = 0;
     for (const Attribute& a : kAttributes) {
       const std::string name = a.name;
-      if (name.find("MAXIMUM_TEXTURE") == std::string::npos &&
-          name.find("MAXIMUM_SURFACE") == std::string::npos) {
+      if ((name.find("MAXIMUM_TEXTURE") == std::string::npos &&
+           name.find("MAXIMUM_SURFACE") == std::string::npos) ||
+          name.find("LINEAR") != std::string::npos || name.find("GATHER") != std::string::npos) {
         continue;
       }
       INFO(name);
       CHECK(attribute(static_cast<CUdevice_attribute>(a.value)) == 0);
       ++limits;
     }
-    CHECK(limits >= 40);  // every texture and surface size of cuda.h
+    CHECK(limits >= 34);  // every array texture and surface size of cuda.h
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT) == 512);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT) == 512);
     // ... and what it does implement reads 1 (or the handle types it exports).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "exec/texture.hpp"
 #include "graph/graph.hpp"
 #include "memory/memory.hpp"
 #include "module/module.hpp"
@@ -26,6 +27,7 @@ void reclaim_context(State& s, Context& ctx) noexcept {
        })) {
     s.reclaim(SWCU_EVENT, h);
   }
+  reclaim_textures(s, ctx);  // before the memory they read
   reclaim_memory(s, ctx);
   for (const auto& q : ctx.queues) {
     for (Op& op : q->ops) {  // dropped: whoever waits for it sees it done

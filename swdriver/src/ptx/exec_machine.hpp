@@ -27,6 +27,7 @@
 #include "ptx/exec.hpp"
 #include "ptx/exec_async.hpp"
 #include "ptx/program.hpp"
+#include "ptx/texture.hpp"
 
 namespace swcu::ptx::detail {
 
@@ -428,6 +429,17 @@ class Machine {
   void complete_async(Thread& t);
   // cp.async.bulk.tensor in tile mode (exec_tensor.cpp): one thread's copy of a box.
   void tensor_copy(Thread& t, const Inst& in);
+  // --------------------------------------------------- textures and surfaces (exec_texture.cpp)
+
+  // The object (Launch::textures) whose handle operand `op` of `in` holds; faults for a handle
+  // that is no live object of the kind.
+  const Texture& texture_object(Thread& t, const Inst& in, int op, bool surface);
+  // tex and tld4: one thread's fetch.
+  void texture(Thread& t, const Inst& in);
+  // txq and suq.
+  void texture_query(Thread& t, const Inst& in);
+  // suld, sust, sured.
+  void surface(Thread& t, const Inst& in);
   // st.async / red.async: completes the bytes stored on the destination CTA's mbarrier.
   void complete_remote_store(Thread& t, const Inst& in);
 
