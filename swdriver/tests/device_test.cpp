@@ -120,10 +120,9 @@ TEST_SUITE("devices") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH) == 0);
     // "Device supports unified function pointers": cuLibraryGetUnifiedFunction finds none here.
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS) == 0);
-    // Texture objects over linear and pitched memory, and tex2Dgather on them, with an H100's
-    // limits (cudaDeviceProp::maxTexture1DLinear, maxTexture2DLinear, maxTexture2DGather). No
-    // CUDA arrays yet: no array texture or surface of any size can be made. The alignments are
-    // requirements (of pitched memory too), not capabilities, and stay.
+    // CUDA arrays exist (array_test.cpp), with an H100's extents; every array extent reads
+    // non-zero. Texture objects over linear and pitched memory, and tex2Dgather, with an H100's
+    // limits (cudaDeviceProp::maxTexture1DLinear, maxTexture2DLinear, maxTexture2DGather).
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH) == 32768);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH) == 1 << 28);
@@ -131,19 +130,22 @@ TEST_SUITE("devices") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT) == 65000);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH) == 2097120);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT) == 32);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH) == 131072);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT) == 65536);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS) == 2046);
     int limits = 0;
     for (const Attribute& a : kAttributes) {
       const std::string name = a.name;
       if ((name.find("MAXIMUM_TEXTURE") == std::string::npos &&
            name.find("MAXIMUM_SURFACE") == std::string::npos) ||
-          name.find("LINEAR") != std::string::npos || name.find("GATHER") != std::string::npos) {
+          name.find("LINEAR") != std::string::npos) {
         continue;
       }
       INFO(name);
-      CHECK(attribute(static_cast<CUdevice_attribute>(a.value)) == 0);
+      CHECK(attribute(static_cast<CUdevice_attribute>(a.value)) > 0);
       ++limits;
     }
-    CHECK(limits >= 34);  // every array texture and surface size of cuda.h
+    CHECK(limits >= 36);  // every array extent of cuda.h
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT) == 512);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT) == 512);
     // ... and what it does implement reads 1 (or the handle types it exports).

@@ -186,6 +186,10 @@ TEST_SUITE("texture") {
     expect(bytes, t, CUDA_ERROR_INVALID_VALUE);
     t.flags = 0;  // normalized floats are
     expect(bytes, t, CUDA_SUCCESS);
+    // A float format reads floats in either read mode (what the runtime's default,
+    // cudaReadModeElementType, asks for): linear filtering is valid.
+    t.flags = CU_TRSF_READ_AS_INTEGER;
+    expect(r, t, CUDA_SUCCESS);
   }
 
   TEST_CASE_FIXTURE(TextureObjects, "texture: surface objects need a surface-capable CUDA array") {

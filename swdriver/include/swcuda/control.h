@@ -21,7 +21,7 @@ extern "C" {
 static const CUuuid SWCU_CONTROL_TABLE_ID = {
     {'s', 'w', 'c', 'u', 'd', 'a', '-', 'c', 'o', 'n', 't', 'r', 'o', 'l', '-', '1'}};
 
-#define SWCU_CONTROL_VERSION 6
+#define SWCU_CONTROL_VERSION 7
 
 /* Kinds of live handles the driver accounts for. */
 typedef enum swcu_handle_kind {
@@ -46,7 +46,10 @@ typedef enum swcu_handle_kind {
   SWCU_ADDRESS_RESERVATION = 16, /* cuMemAddressReserve ranges */
   /* Version 6 and later. */
   SWCU_GREEN_CONTEXT = 17, /* cuGreenCtxCreate */
-  SWCU_HANDLE_KIND_COUNT = 18
+  /* Version 7 and later. */
+  SWCU_ARRAY = 18,           /* CUDA arrays, including the levels of mipmapped arrays */
+  SWCU_MIPMAPPED_ARRAY = 19, /* cuMipmappedArrayCreate */
+  SWCU_HANDLE_KIND_COUNT = 20
 } swcu_handle_kind;
 
 /* One entry of the call counters: an exported symbol name and how often it ran. */

@@ -7,6 +7,7 @@
 
 #include "exec/texture.hpp"
 #include "graph/graph.hpp"
+#include "memory/array.hpp"
 #include "memory/memory.hpp"
 #include "module/module.hpp"
 #include "sched/sched.hpp"
@@ -27,7 +28,8 @@ void reclaim_context(State& s, Context& ctx) noexcept {
        })) {
     s.reclaim(SWCU_EVENT, h);
   }
-  reclaim_textures(s, ctx);  // before the memory they read
+  reclaim_textures(s, ctx);  // before the arrays and memory they read
+  reclaim_arrays(s, ctx);
   reclaim_memory(s, ctx);
   for (const auto& q : ctx.queues) {
     for (Op& op : q->ops) {  // dropped: whoever waits for it sees it done

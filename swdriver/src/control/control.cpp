@@ -55,6 +55,8 @@ const char* handle_kind_name(swcu_handle_kind kind) {
     case SWCU_VMM_ALLOCATION: return "vmm allocation";
     case SWCU_ADDRESS_RESERVATION: return "address reservation";
     case SWCU_GREEN_CONTEXT: return "green context";
+    case SWCU_ARRAY: return "array";
+    case SWCU_MIPMAPPED_ARRAY: return "mipmapped array";
     default: break;
   }
   return "unknown";

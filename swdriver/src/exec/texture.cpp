@@ -203,7 +203,10 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
     if ((tex.flags & CU_TRSF_SEAMLESS_CUBEMAP) != 0) {
       return fail(api, "CU_TRSF_SEAMLESS_CUBEMAP needs a cubemap array resource");
     }
-    d.read_as_integer = (tex.flags & CU_TRSF_READ_AS_INTEGER) != 0;
+    // CU_TRSF_READ_AS_INTEGER matters for integer formats only: floats and halves read as
+    // floats whatever the read mode (the runtime's cudaReadModeElementType on a float texture).
+    d.read_as_integer = (tex.flags & CU_TRSF_READ_AS_INTEGER) != 0 &&
+                        d.format != ptx::kFormatFloat && d.format != ptx::kFormatHalf;
     d.normalized_coords = (tex.flags & CU_TRSF_NORMALIZED_COORDINATES) != 0;
     d.srgb = (tex.flags & CU_TRSF_SRGB) != 0;
     d.linear_filter = filter == CU_TR_FILTER_MODE_LINEAR;

@@ -17,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "memory/copy_3d.hpp"
 #include "memory/memory.hpp"
 #include "sched/capture_hooks.hpp"
 
@@ -243,7 +244,6 @@ CUresult side_2d(State& s, int type, const void* host, CUdeviceptr device, std::
     case CU_MEMORYTYPE_HOST: base = reinterpret_cast<std::uintptr_t>(host); break;
     case CU_MEMORYTYPE_DEVICE:
     case CU_MEMORYTYPE_UNIFIED: base = device; break;
-    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;  // no CUDA arrays here
     default: return CUDA_ERROR_INVALID_VALUE;
   }
   if (height > 1 && (pitch < width || x > pitch - width)) return CUDA_ERROR_INVALID_VALUE;
@@ -266,6 +266,20 @@ CUresult copy_2d(Sym sym, Mode mode, NullStream null, CUstream stream, const CUD
                  bool unaligned) {
   if (p == nullptr) {
     return call(sym, [](State&) { return CUDA_ERROR_INVALID_VALUE; });
+  }
+  if (raw(p->srcMemoryType) == CU_MEMORYTYPE_ARRAY ||
+      raw(p->dstMemoryType) == CU_MEMORYTYPE_ARRAY) {
+    // A copy to or from an array is a 3D copy of one slice (copy_3d.cpp).
+    CUDA_MEMCPY3D d{};
+    d.srcXInBytes = p->srcXInBytes, d.srcY = p->srcY, d.srcMemoryType = p->srcMemoryType;
+    d.srcHost = p->srcHost, d.srcDevice = p->srcDevice, d.srcArray = p->srcArray;
+    d.srcPitch = p->srcPitch;
+    d.dstXInBytes = p->dstXInBytes, d.dstY = p->dstY, d.dstMemoryType = p->dstMemoryType;
+    d.dstHost = p->dstHost, d.dstDevice = p->dstDevice, d.dstArray = p->dstArray;
+    d.dstPitch = p->dstPitch;
+    d.WidthInBytes = p->WidthInBytes, d.Height = p->Height, d.Depth = 1;
+    const CopyMode m = mode == Mode::sync ? CopyMode::sync : CopyMode::async;
+    return memcpy3d(sym, m, null, stream, &d, unaligned);
   }
   Copy c;
   c.width = p->WidthInBytes;
