@@ -16,6 +16,7 @@
 
 #include "core/api.hpp"
 #include "core/logs.hpp"
+#include "memory/array.hpp"
 #include "memory/memory.hpp"
 
 namespace swcu {
@@ -38,7 +39,11 @@ struct TexObject {
   CUDA_TEXTURE_DESC tex{};
   bool has_view = false;
   CUDA_RESOURCE_VIEW_DESC view{};
-  ptx::Texture desc;  ///< the interpreter's view; addresses filled in at each launch
+  ptx::Texture desc;        ///< the interpreter's view; addresses filled in at each launch
+  CUarray array = nullptr;  ///< an array resource (looked up at each launch)
+  CUmipmappedArray mipmapped = nullptr;      ///< a mipmapped array resource
+  unsigned first_level = 0, last_level = 0;  ///< a resource view's levels
+  unsigned first_layer = 0;                  ///< a resource view's first layer
 };
 
 std::map<std::uint64_t, TexObject>& objects() {
@@ -120,8 +125,108 @@ std::string linear_resource(State& s, const CUDA_RESOURCE_DESC& r, ptx::Texture&
   return "";
 }
 
-// Whether the resource a launch would read is still there (its memory not freed).
-bool resource_live(State& s, const TexObject& o) {
+// The interpreter's level of array level `a` (from layer `first_layer` on).
+ptx::TexLevel array_level(const Array& a, unsigned first_layer) {
+  ptx::TexLevel lv;
+  lv.address = reinterpret_cast<std::uint64_t>(a.data) + first_layer * a.slice_bytes();
+  lv.width = static_cast<std::uint32_t>(a.width);
+  lv.height = static_cast<std::uint32_t>(a.height);
+  lv.depth = static_cast<std::uint32_t>(a.depth);
+  lv.pitch = a.row_bytes();
+  lv.slice = a.slice_bytes();
+  return lv;
+}
+
+// Fills in the interpreter's view of array `a` (level 0 of a mipmapped array): "" or why not.
+std::string array_shape(const Array& a, bool surface, ptx::Texture& d) {
+  const unsigned cs = ptx::channel_size(static_cast<unsigned>(raw(a.desc.Format)));
+  if (cs == 0 || a.info.block != 1) {
+    return "the array's format " + std::to_string(raw(a.desc.Format)) +
+           " is not one the software driver textures from (UNSIGNED_INT8/16/32, "
+           "SIGNED_INT8/16/32, HALF, FLOAT)";
+  }
+  d.format = static_cast<std::uint8_t>(raw(a.desc.Format));
+  d.channels = static_cast<std::uint8_t>(a.desc.NumChannels);
+  d.cubemap = a.cubemap() && !surface;  // surfaces reach a cubemap's faces as layers
+  if (a.cubemap() || a.layered()) {
+    d.dims = a.desc.Height == 0 ? 1 : 2;
+    d.layers = a.cubemap() && !a.layered() && !surface ? 0 : static_cast<std::uint32_t>(a.depth);
+  } else {
+    d.dims = a.desc.Depth != 0 ? 3 : a.desc.Height != 0 ? 2 : 1;
+  }
+  return "";
+}
+
+// Checks an array or mipmapped array resource (and its view) and fills in `o`: "" or why not.
+std::string array_resource(State& s, const CUDA_RESOURCE_DESC& r,
+                           const CUDA_RESOURCE_VIEW_DESC* view, TexObject& o) {
+  const Array* a = nullptr;
+  unsigned levels = 1;
+  if (raw(r.resType) == CU_RESOURCE_TYPE_ARRAY) {
+    Array* found = nullptr;
+    if (find_array(s, r.res.array.hArray, found) != CUDA_SUCCESS) {
+      return "hArray is no live CUDA array";
+    }
+    a = found;
+    o.array = r.res.array.hArray;
+  } else {
+    MipmappedArray* m = nullptr;
+    if (find_mipmapped_array(s, r.res.mipmap.hMipmappedArray, m) != CUDA_SUCCESS) {
+      return "hMipmappedArray is no live mipmapped array";
+    }
+    a = m->level(0);
+    levels = static_cast<unsigned>(m->levels.size());
+    o.mipmapped = r.res.mipmap.hMipmappedArray;
+  }
+  if (std::string why = array_shape(*a, false, o.desc); !why.empty()) return why;
+  o.last_level = levels - 1;
+  if (view != nullptr) {
+    // cuda.h: the view's extents equal the resource's for non-block-compressed formats; levels
+    // and layers only where the resource has them.
+    const std::size_t width = a->desc.Width, height = a->desc.Height, depth = a->desc.Depth;
+    if (view->format != CU_RES_VIEW_FORMAT_NONE) {
+      return "a resource view's format other than CU_RES_VIEW_FORMAT_NONE is not modelled";
+    }
+    if (view->width != width || view->height != height || view->depth != depth) {
+      return "the resource view's width, height and depth must be the array's";
+    }
+    if (view->firstMipmapLevel > view->lastMipmapLevel || view->lastMipmapLevel >= levels) {
+      return "the resource view's mipmap levels are not levels of the resource";
+    }
+    const std::uint32_t layers = o.desc.layers;
+    if (view->firstLayer > view->lastLayer || (layers == 0 && view->lastLayer != 0) ||
+        (layers != 0 && view->lastLayer >= layers)) {
+      return "the resource view's layers are not layers of the resource";
+    }
+    o.first_level = view->firstMipmapLevel;
+    o.last_level = view->lastMipmapLevel;
+    o.first_layer = view->firstLayer;
+    if (layers != 0) o.desc.layers = view->lastLayer - view->firstLayer + 1;
+    o.has_view = true;
+    o.view = *view;
+  }
+  return "";
+}
+
+// The interpreter's view of the object as it is now, or false when its resource is gone (freed
+// memory, a destroyed array).
+bool current_view(State& s, const TexObject& o, ptx::Texture& out) {
+  out = o.desc;
+  if (o.array != nullptr) {
+    Array* a = nullptr;
+    if (find_array(s, o.array, a) != CUDA_SUCCESS) return false;
+    out.levels.assign(1, array_level(*a, o.first_layer));
+    return true;
+  }
+  if (o.mipmapped != nullptr) {
+    MipmappedArray* m = nullptr;
+    if (find_mipmapped_array(s, o.mipmapped, m) != CUDA_SUCCESS) return false;
+    out.levels.clear();
+    for (unsigned l = o.first_level; l <= o.last_level && l < m->levels.size(); ++l) {
+      out.levels.push_back(array_level(*m->levels[l], o.first_layer));
+    }
+    return !out.levels.empty();
+  }
   const ptx::TexLevel& lv = o.desc.levels[0];
   const std::size_t bytes =
       o.desc.dims == 1 ? lv.pitch
@@ -140,7 +245,8 @@ TexObject* find(std::uint64_t handle, bool surface) {
 std::vector<ptx::Texture> launch_textures(State& s, const Context& ctx) {
   std::vector<ptx::Texture> out;
   for (const auto& [handle, o] : objects()) {
-    if (o.ctx == &ctx && resource_live(s, o)) out.push_back(o.desc);
+    ptx::Texture view;
+    if (o.ctx == &ctx && current_view(s, o, view)) out.push_back(std::move(view));
   }
   return out;  // the map is ordered: sorted by handle
 }
@@ -174,17 +280,17 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
     ptx::Texture& d = o.desc;
     const int type = raw(res.resType);
     if (type == CU_RESOURCE_TYPE_ARRAY || type == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) {
-      return fail(api, std::string(type == CU_RESOURCE_TYPE_ARRAY ? "hArray" : "hMipmappedArray") +
-                           " is no CUDA array of the software driver");
-    }
-    if (type != CU_RESOURCE_TYPE_LINEAR && type != CU_RESOURCE_TYPE_PITCH2D) {
+      if (const std::string why = array_resource(s, res, pResViewDesc, o); !why.empty()) {
+        return fail(api, why);
+      }
+    } else if (type != CU_RESOURCE_TYPE_LINEAR && type != CU_RESOURCE_TYPE_PITCH2D) {
       return fail(api, "resType " + std::to_string(type) + " is not a CUresourcetype");
-    }
-    if (pResViewDesc != nullptr) {
+    } else if (pResViewDesc != nullptr) {
       return fail(api, "a resource view (pResViewDesc) needs an array or mipmapped array resource");
+    } else if (const std::string why = linear_resource(s, res, d); !why.empty()) {
+      return fail(api, why);
     }
-    if (const std::string why = linear_resource(s, res, d); !why.empty()) return fail(api, why);
-    d.resource = static_cast<std::uint8_t>(type == CU_RESOURCE_TYPE_LINEAR ? 1 : 2);
+    d.resource = static_cast<std::uint8_t>(type);  // CUresourcetype: 0 array .. 3 pitch2D
     for (int i = 0; i < 3; ++i) {
       const int m = raw(tex.addressMode[i]);
       if (m < CU_TR_ADDRESS_MODE_WRAP || m > CU_TR_ADDRESS_MODE_BORDER) {
@@ -200,7 +306,7 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
     if ((tex.flags & ~kKnownFlags) != 0) {
       return fail(api, "flags " + std::to_string(tex.flags) + " has bits no CU_TRSF_* defines");
     }
-    if ((tex.flags & CU_TRSF_SEAMLESS_CUBEMAP) != 0) {
+    if ((tex.flags & CU_TRSF_SEAMLESS_CUBEMAP) != 0 && !d.cubemap) {
       return fail(api, "CU_TRSF_SEAMLESS_CUBEMAP needs a cubemap array resource");
     }
     // CU_TRSF_READ_AS_INTEGER matters for integer formats only: floats and halves read as
@@ -217,6 +323,9 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
       return fail(api,
                   "CU_TR_FILTER_MODE_LINEAR needs floating-point results: a float or half "
                   "format, or an 8- or 16-bit integer format without CU_TRSF_READ_AS_INTEGER");
+    }
+    if (type == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY && !d.normalized_coords) {
+      return fail(api, "a mipmapped array needs CU_TRSF_NORMALIZED_COORDINATES");
     }
     if (type == CU_RESOURCE_TYPE_LINEAR) {  // cuda.h: address and filter modes are ignored
       d.linear_filter = false;
@@ -296,7 +405,26 @@ CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC*
     if (raw(pResDesc->resType) != CU_RESOURCE_TYPE_ARRAY) {
       return fail(api, "resType must be CU_RESOURCE_TYPE_ARRAY (surfaces are over CUDA arrays)");
     }
-    return fail(api, "hArray is no CUDA array of the software driver");
+    Array* a = nullptr;
+    if (find_array(s, pResDesc->res.array.hArray, a) != CUDA_SUCCESS) {
+      return fail(api, "hArray is no live CUDA array");
+    }
+    if (!a->surface_ldst()) {
+      return fail(api, "the array was not created with CUDA_ARRAY3D_SURFACE_LDST");
+    }
+    TexObject o;
+    o.ctx = ctx;
+    o.surface = true;
+    o.res = *pResDesc;
+    o.array = pResDesc->res.array.hArray;
+    if (const std::string why = array_shape(*a, true, o.desc); !why.empty()) {
+      return fail(api, why);
+    }
+    o.desc.surface = true;
+    o.desc.handle = ++next_handle;
+    *pSurfObject = o.desc.handle;
+    objects().emplace(o.desc.handle, std::move(o));
+    return CUDA_SUCCESS;
   });
 }
 

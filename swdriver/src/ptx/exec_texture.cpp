@@ -283,8 +283,8 @@ void Machine::texture(Thread& t, const Inst& in) {
     // outside the resource.
     bool inside = true;
     Texel v = read_at(icoord, inside);
-    if (!inside || (tx.resource == 1 && (icoord[0] < 0 || icoord[0] >= size[0]))) {
-      v = tx.resource == 1 ? Texel{{0, 0, 0, 0}, {0, 0, 0, 0}} : border();
+    if (!inside || (tx.resource == 2 && (icoord[0] < 0 || icoord[0] >= size[0]))) {
+      v = tx.resource == 2 ? Texel{{0, 0, 0, 0}, {0, 0, 0, 0}} : border();
     }
     put(v);
   } else if (in.op == Op::tld4 || (tx.linear_filter && !integer_result)) {
@@ -365,7 +365,7 @@ void Machine::texture_query(Thread& t, const Inst& in) {
     case TexQuery::num_mipmap_levels: v = static_cast<std::uint32_t>(tx.levels.size()); break;
     case TexQuery::num_samples: v = 0; break;
     case TexQuery::array_size: v = tx.cubemap ? tx.layers / 6 : tx.layers; break;
-    case TexQuery::memory_layout: v = tx.resource == 1 || tx.resource == 2 ? 1 : 0; break;
+    case TexQuery::memory_layout: v = tx.resource == 2 || tx.resource == 3 ? 1 : 0; break;
   }
   write(t, in.ops[0], v);
 }

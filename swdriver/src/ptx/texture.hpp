@@ -49,7 +49,7 @@ struct TexLevel {
 struct Texture {
   std::uint64_t handle = 0;  ///< the CUtexObject or CUsurfObject value
   bool surface = false;
-  /// The resource: 1 linear, 2 pitch2D, 0 array, 3 mipmapped array (CUresourcetype); arrays'
+  /// The resource (CUresourcetype): 0 array, 1 mipmapped array, 2 linear, 3 pitch2D; arrays'
   /// `layers` (0: not layered) and `cubemap`.
   std::uint8_t resource = 0;
   std::uint8_t dims = 1;  ///< 1, 2 or 3

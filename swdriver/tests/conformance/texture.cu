@@ -52,3 +52,42 @@ extern "C" __global__ void tex_query(cudaTextureObject_t t, unsigned* out) {
   asm("txq.addr_mode_1.b32 %0, [%1];" : "=r"(out[7]) : "l"(t));
   asm("txq.num_mipmap_levels.b32 %0, [%1];" : "=r"(out[8]) : "l"(t));
 }
+
+// tex2DLayered, tex3D and texCubemap<float> at (x, y, z | layer) per thread (CUDA arrays).
+extern "C" __global__ void tex_layered(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLayered<float>(t, at[i].x, at[i].y, static_cast<int>(at[i].z));
+}
+extern "C" __global__ void tex_3d(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex3D<float>(t, at[i].x, at[i].y, at[i].z);
+}
+extern "C" __global__ void tex_cube(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = texCubemap<float>(t, at[i].x, at[i].y, at[i].z);
+}
+
+// Each thread of a w x h grid doubles and increments its float element of a 2D surface.
+extern "C" __global__ void surf_scale(cudaSurfaceObject_t s, int w, int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= w || y >= h) return;
+  const float v = surf2Dread<float>(s, x * 4, y);
+  surf2Dwrite(v * 2 + 1, s, x * 4, y);
+}
+// Reads (x, y) of a 2D float surface in each boundary mode: out[0] zero, out[1] clamp, stores
+// 7 there in zero mode, then (if `trap`) reads it in trap mode (which faults when outside).
+extern "C" __global__ void surf_modes(cudaSurfaceObject_t s, int x, int y, float* out, int trap) {
+  out[0] = surf2Dread<float>(s, x * 4, y, cudaBoundaryModeZero);
+  out[1] = surf2Dread<float>(s, x * 4, y, cudaBoundaryModeClamp);
+  surf2Dwrite(7.0f, s, x * 4, y, cudaBoundaryModeZero);  // dropped outside
+  if (trap) out[2] = surf2Dread<float>(s, x * 4, y);
+}
+// surf1Dwrite of uchar4 (i, 2i, 3i, 4i) at element i.
+extern "C" __global__ void surf_1d(cudaSurfaceObject_t s, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    surf1Dwrite(make_uchar4(static_cast<unsigned char>(i), static_cast<unsigned char>(2 * i),
+                            static_cast<unsigned char>(3 * i), static_cast<unsigned char>(4 * i)),
+                s, i * 4);
+  }
+}
