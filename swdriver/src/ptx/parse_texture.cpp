@@ -138,8 +138,14 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
       bad("takes no coordinates");
     }
   };
+  // A .texref/.surfref variable (texture references) is valid PTX the interpreter does not run.
+  bool by_reference = false;
   const auto need_handle = [&](int k) {
     const Operand& o = inst.ops[k];
+    if (o.kind == Operand::Kind::addr && o.has_sym && !o.has_reg) {
+      by_reference = true;
+      return;
+    }
     if (o.kind != Operand::Kind::addr || !o.has_reg || o.has_sym || o.imm != 0 ||
         type_size(reg_types_[o.reg]) != 8) {
       bad("the texture or surface must be a 64-bit register holding its object: [%rd, ...]");
@@ -152,6 +158,11 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
     }
   };
   const auto push = [&] {
+    if (by_reference) {
+      inst.op = Op::unsupported;
+      inst.name = static_cast<std::uint32_t>(p_->names.size());
+      p_->names.push_back(what);
+    }
     p_->code.push_back(inst);
     return true;
   };
