@@ -29,5 +29,7 @@
 #include "cuwrap/stream.hpp"
 #include "cuwrap/stream_waiter.hpp"
 #include "cuwrap/supports.hpp"
+#include "cuwrap/surface.hpp"
 #include "cuwrap/tensor_map.hpp"
+#include "cuwrap/texture.hpp"
 #include "cuwrap/virtual_memory.hpp"

@@ -121,9 +121,15 @@ TEST_SUITE("devices") {
     // "Device supports unified function pointers": cuLibraryGetUnifiedFunction finds none here.
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS) == 0);
     // CUDA arrays exist (array_test.cpp), with an H100's extents; every array extent reads
-    // non-zero. Textures over linear memory and gather (tld4) are texture capabilities.
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER) == 0);
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH) == 0);
+    // non-zero. Texture objects over linear and pitched memory, and tex2Dgather, with an H100's
+    // limits (cudaDeviceProp::maxTexture1DLinear, maxTexture2DLinear, maxTexture2DGather).
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH) == 32768);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH) == 1 << 28);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH) == 131072);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT) == 65000);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH) == 2097120);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT) == 32);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH) == 131072);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT) == 65536);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS) == 2046);

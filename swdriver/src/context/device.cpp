@@ -133,14 +133,14 @@ std::optional<int> device_attribute(int attribute, CUdevice device) {
     case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH:
     case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: return 32768;
     case CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: return 2046;
-    // Textures over linear memory and gather are texture capabilities (the PTX tex/tld4
-    // instructions), not array extents: 0 while they are not implemented. (TEXTURE_ALIGNMENT,
-    // TEXTURE_PITCH_ALIGNMENT and SURFACE_ALIGNMENT are requirements and keep their values.)
-    case CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER:
-    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH:
-    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH:
-    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT:
-    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: return 0;
+    // Texture objects over linear and pitched memory (exec/texture.cpp checks against these),
+    // and gather (tld4): an H100's limits. (TEXTURE_ALIGNMENT, TEXTURE_PITCH_ALIGNMENT and
+    // SURFACE_ALIGNMENT are requirements and keep their values.)
+    case CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: return 1;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: return 1 << 28;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: return 131072;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: return 65000;
+    case CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: return 2097120;
     case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: return 512;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return 1;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "exec/texture.hpp"
 #include "graph/graph.hpp"
 #include "memory/array.hpp"
 #include "memory/external.hpp"
@@ -28,6 +29,7 @@ void reclaim_context(State& s, Context& ctx) noexcept {
        })) {
     s.reclaim(SWCU_EVENT, h);
   }
+  reclaim_textures(s, ctx);  // before the arrays and memory they read
   reclaim_arrays(s, ctx);
   reclaim_external(s, ctx);  // before memory: its mapped buffers are the context's allocations
   reclaim_memory(s, ctx);

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "core/config.hpp"
+#include "exec/texture.hpp"
 #include "memory/memory.hpp"
 #include "memory/vmm.hpp"
 #include "module/module.hpp"
@@ -143,6 +144,7 @@ CUresult run(State& s, const Prepared& p, const ConditionSetter& set_conditional
   l.globals = p.globals;
   l.memory = memory_map(s, ctx);
   l.heap = device_heap(ctx);
+  l.textures = launch_textures(s, ctx);
   static std::uint64_t grid_ids = 0;
   l.grid_id = ++grid_ids;
   l.sm_count = p.spec.sm_count;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ptx/program.hpp"
+#include "ptx/texture.hpp"
 
 namespace swcu::ptx {
 
@@ -90,6 +91,8 @@ struct Launch {
   /// memory map covers), read through %envreg1 (high 32 bits) and %envreg2 (low 32 bits); 0
   /// outside a cooperative launch.
   std::uint64_t grid_workspace = 0;
+  /// The context's live texture and surface objects, sorted by handle (tex, suld, ...).
+  std::vector<Texture> textures;
   /// Device-side printf output (one formatted call). The callbacks are called from the
   /// launch's workers, one call at a time.
   std::function<void(const std::string&)> print;

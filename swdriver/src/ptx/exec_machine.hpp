@@ -27,6 +27,7 @@
 #include "ptx/exec.hpp"
 #include "ptx/exec_async.hpp"
 #include "ptx/program.hpp"
+#include "ptx/texture.hpp"
 
 namespace swcu::ptx::detail {
 
@@ -441,6 +442,18 @@ class Machine {
   // into `dst` (global, or shared memory of a cluster CTA completing on the mbarrier at `bar`).
   void bulk_reduce(Thread& t, const Inst& in, std::uint64_t dst, std::uint64_t src,
                    std::uint32_t bytes);
+
+  // --------------------------------------------------- textures and surfaces (exec_texture.cpp)
+
+  // The object (Launch::textures) whose handle operand `op` of `in` holds; faults for a handle
+  // that is no live object of the kind.
+  const Texture& texture_object(Thread& t, const Inst& in, int op, bool surface);
+  // tex and tld4: one thread's fetch.
+  void texture(Thread& t, const Inst& in);
+  // txq and suq.
+  void texture_query(Thread& t, const Inst& in);
+  // suld, sust, sured.
+  void surface(Thread& t, const Inst& in);
   // st.async / red.async: completes the bytes stored on the destination CTA's mbarrier.
   void complete_remote_store(Thread& t, const Inst& in);
 

@@ -130,6 +130,13 @@ Machine::Step Machine::step(Thread* lanes, std::uint32_t group, std::uint32_t pc
     case Op::st: each(active, [&](Thread& t) { store(t, in); }); break;
     case Op::red: each(active, [&](Thread& t) { atomic(t, in); }); break;
     case Op::cp_async_bulk_tensor: each(active, [&](Thread& t) { tensor_copy(t, in); }); break;
+    case Op::tex:
+    case Op::tld4: each(active, [&](Thread& t) { texture(t, in); }); break;
+    case Op::txq:
+    case Op::suq: each(active, [&](Thread& t) { texture_query(t, in); }); break;
+    case Op::suld:
+    case Op::sust:
+    case Op::sured: each(active, [&](Thread& t) { surface(t, in); }); break;
     case Op::st_async:
     case Op::red_async:
       each(active, [&](Thread& t) {

@@ -342,6 +342,10 @@ void Parser::instruction() {
   if (base == "cp" || base == "mbarrier" || base == "setmaxnreg") {
     if (async_instruction(inst, opcode, base, parts, line)) return;  // decoded (parse_async.cpp)
   }
+  if (base == "tex" || base == "tld4" || base == "txq" || base == "suld" || base == "sust" ||
+      base == "sured" || base == "suq") {
+    if (texture_instruction(inst, opcode, base, parts, line)) return;  // parse_texture.cpp
+  }
   if (base == "fence") strip_fence_proxy(parts);
   // prefetch{.space}.tensormap [a]: a hint, like every prefetch (tensor maps stay in memory)
   if (base == "prefetch") std::erase(parts, std::string_view(".tensormap"));

@@ -196,6 +196,13 @@ class Parser {
   // fences the interpreter runs order every access of the thread, whatever its proxy.
   static void strip_fence_proxy(std::vector<std::string_view>& parts);
 
+  // ---- textures and surfaces (parse_texture.cpp)
+  // Decodes a tex, tld4, txq, suld, sust, sured or suq instruction in the unified mode and
+  // appends it: true; false (nothing read) for a form the interpreter does not run (independent
+  // mode, multisample geometries, f16 results, depth compare, offsets), left unsupported.
+  bool texture_instruction(Inst& inst, std::string_view opcode, std::string_view base,
+                           const std::vector<std::string_view>& parts, int line);
+
   // ---- structural checks (parse_checks.cpp)
   // Predicate registers only where the ISA takes a predicate, and a predicate where it needs one.
   void check_predicates(const Inst& inst, int line) const;

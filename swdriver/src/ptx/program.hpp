@@ -299,6 +299,16 @@ enum class Op : std::uint16_t {
   getctarank,                ///< the cluster rank of the CTA a shared address belongs to
   cluster_arrive,            ///< barrier.cluster.arrive
   cluster_wait,              ///< barrier.cluster.wait
+  // textures and surfaces (exec_texture.cpp), unified mode: ops[1] (tex, tld4, txq, suld, suq)
+  // or ops[0] (sust, sured) is [handle, {coords}] with the coordinates in ops[5]; Inst::form
+  // holds the geometry and variants (TexForm)
+  tex,    ///< tex{.level,.grad}.geom.v4.dtype.ctype d, [a, c]{, lod | , dPdx, dPdy}
+  tld4,   ///< tld4.comp.2d.v4.dtype.f32 d, [a, c]
+  txq,    ///< txq{.level}.query.b32 d, [a]{, lod}
+  suld,   ///< suld.b.geom.vec.dtype.clamp d, [a, c]
+  sust,   ///< sust.{b,p}.geom.vec.ctype.clamp [a, c], v
+  sured,  ///< sured.b.op.geom.ctype.clamp [a, c], v (Inst::sub: the operation)
+  suq,    ///< suq.query.b32 d, [a]
   nop,
   unsupported,
 };
@@ -371,6 +381,37 @@ enum AsyncMode : std::uint8_t {
   kNoComplete = 1u << 5,    ///< mbarrier.arrive.noComplete: must not complete the phase
   kParity = 1u << 6,        ///< mbarrier.test_wait/try_wait.parity: ops[2] is a phase parity
   kTryWait = 1u << 7,       ///< mbarrier.try_wait (may suspend), else test_wait
+};
+
+/// The geometry of a texture or surface instruction (the low 4 bits of Inst::form).
+enum class TexGeom : std::uint8_t { d1, d2, d3, a1d, a2d, cube, acube };
+
+/// Variants of the texture and surface instructions (Inst::form, above the geometry).
+enum TexForm : std::uint16_t {
+  kTexGeomMask = 0xf,
+  kTexLevel = 1u << 4,    ///< tex.level, txq.level: an explicit level of detail
+  kTexGrad = 1u << 5,     ///< tex.grad: gradients give the level of detail
+  kSurfFormat = 1u << 6,  ///< sust.p: formatted store (converted to the surface's format)
+  kClampShift = 8,        ///< 2 bits: 0 .trap, 1 .clamp, 2 .zero
+  kDetailShift = 10,      ///< 4 bits: tld4's component (0..3), txq's or suq's query (TexQuery)
+};
+
+/// What txq and suq return.
+enum class TexQuery : std::uint8_t {
+  width,
+  height,
+  depth,
+  channel_data_type,
+  channel_order,
+  normalized_coords,
+  filter_mode,
+  addr_mode_0,
+  addr_mode_1,
+  addr_mode_2,
+  num_mipmap_levels,
+  num_samples,
+  array_size,
+  memory_layout,
 };
 
 /// Sub-operations: shfl modes, vote modes, atom/red/redux/bar.red operations, testp classes,

@@ -1,0 +1,93 @@
+// Texture and surface objects (conformance_texture_test.cpp): nvcc's unified-mode tex, tld4,
+// txq, suld and sust on cudaTextureObject_t / cudaSurfaceObject_t handles.
+#include <cuda_runtime.h>
+
+// One tex2D<float4> per coordinate pair.
+extern "C" __global__ void tex2d_sample(cudaTextureObject_t t, const float2* at, float4* out,
+                                        int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float4>(t, at[i].x, at[i].y);
+}
+
+// tex2D<int4> (element-type read mode) at float coordinates.
+extern "C" __global__ void tex2d_sample_int(cudaTextureObject_t t, const float2* at, int4* out,
+                                            int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<int4>(t, at[i].x, at[i].y);
+}
+
+// tex2Dgather<float4> of component `comp` (one tld4 per component).
+extern "C" __global__ void tex2d_gather(cudaTextureObject_t t, const float2* at, float4* out, int n,
+                                        int comp) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2Dgather<float4>(t, at[i].x, at[i].y, comp);
+}
+
+// tex1Dfetch<int4> and tex1Dfetch<float4> at i + offset (integer coordinates, linear memory).
+extern "C" __global__ void tex1d_fetch(cudaTextureObject_t ti, cudaTextureObject_t tf, int4* iout,
+                                       float4* fout, int n, int offset) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    iout[i] = tex1Dfetch<int4>(ti, i + offset);
+    fout[i] = tex1Dfetch<float4>(tf, i + offset);
+  }
+}
+
+// tex1D<float> at float coordinates (a 1D texture over linear memory read through tex.1d.f32).
+extern "C" __global__ void tex1d_sample(cudaTextureObject_t t, const float* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1D<float>(t, at[i]);
+}
+
+// txq on a texture object: width, height, channel data type and order, normalized coordinates,
+// filter mode, address modes, mipmap levels.
+extern "C" __global__ void tex_query(cudaTextureObject_t t, unsigned* out) {
+  asm("txq.width.b32 %0, [%1];" : "=r"(out[0]) : "l"(t));
+  asm("txq.height.b32 %0, [%1];" : "=r"(out[1]) : "l"(t));
+  asm("txq.channel_data_type.b32 %0, [%1];" : "=r"(out[2]) : "l"(t));
+  asm("txq.channel_order.b32 %0, [%1];" : "=r"(out[3]) : "l"(t));
+  asm("txq.normalized_coords.b32 %0, [%1];" : "=r"(out[4]) : "l"(t));
+  asm("txq.filter_mode.b32 %0, [%1];" : "=r"(out[5]) : "l"(t));
+  asm("txq.addr_mode_0.b32 %0, [%1];" : "=r"(out[6]) : "l"(t));
+  asm("txq.addr_mode_1.b32 %0, [%1];" : "=r"(out[7]) : "l"(t));
+  asm("txq.num_mipmap_levels.b32 %0, [%1];" : "=r"(out[8]) : "l"(t));
+}
+
+// tex2DLayered, tex3D and texCubemap<float> at (x, y, z | layer) per thread (CUDA arrays).
+extern "C" __global__ void tex_layered(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLayered<float>(t, at[i].x, at[i].y, static_cast<int>(at[i].z));
+}
+extern "C" __global__ void tex_3d(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex3D<float>(t, at[i].x, at[i].y, at[i].z);
+}
+extern "C" __global__ void tex_cube(cudaTextureObject_t t, const float4* at, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = texCubemap<float>(t, at[i].x, at[i].y, at[i].z);
+}
+
+// Each thread of a w x h grid doubles and increments its float element of a 2D surface.
+extern "C" __global__ void surf_scale(cudaSurfaceObject_t s, int w, int h) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x >= w || y >= h) return;
+  const float v = surf2Dread<float>(s, x * 4, y);
+  surf2Dwrite(v * 2 + 1, s, x * 4, y);
+}
+// Reads (x, y) of a 2D float surface in each boundary mode: out[0] zero, out[1] clamp, stores
+// 7 there in zero mode, then (if `trap`) reads it in trap mode (which faults when outside).
+extern "C" __global__ void surf_modes(cudaSurfaceObject_t s, int x, int y, float* out, int trap) {
+  out[0] = surf2Dread<float>(s, x * 4, y, cudaBoundaryModeZero);
+  out[1] = surf2Dread<float>(s, x * 4, y, cudaBoundaryModeClamp);
+  surf2Dwrite(7.0f, s, x * 4, y, cudaBoundaryModeZero);  // dropped outside
+  if (trap) out[2] = surf2Dread<float>(s, x * 4, y);
+}
+// surf1Dwrite of uchar4 (i, 2i, 3i, 4i) at element i.
+extern "C" __global__ void surf_1d(cudaSurfaceObject_t s, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    surf1Dwrite(make_uchar4(static_cast<unsigned char>(i), static_cast<unsigned char>(2 * i),
+                            static_cast<unsigned char>(3 * i), static_cast<unsigned char>(4 * i)),
+                s, i * 4);
+  }
+}
