@@ -103,9 +103,9 @@ texture_object::texture_object(const owning_context& ctx, const CUDA_RESOURCE_DE
                                const texture_options& options, std::source_location where)
     : handle_{detail::create_texture(ctx, resource, options, where)}, ctx_{ctx.lifetime()} {}
 
-texture_object::texture_object(const owning_context& ctx, array_view array,
+texture_object::texture_object(const owning_context& ctx, array_ref array,
                                const texture_options& options, std::source_location where)
-    : texture_object{ctx, array_resource(array.handle), options, where} {}
+    : texture_object{ctx, array_resource(array.get()), options, where} {}
 
 texture_object::texture_object(const owning_context& ctx, mipmapped_array_view array,
                                const texture_options& options, std::source_location where)
@@ -150,12 +150,12 @@ CUDA_TEXTURE_DESC texture_object::texture_desc(std::source_location where) const
   return t;
 }
 
-surface_object::surface_object(const owning_context& ctx, array_view array,
+surface_object::surface_object(const owning_context& ctx, array_ref array,
                                std::source_location where)
     : ctx_{ctx.lifetime()} {
   (void)ctx.lifetime_for("surface_object", "surface_object", where);
   const scoped_current_context current{ctx, where};
-  const CUDA_RESOURCE_DESC r = array_resource(array.handle);
+  const CUDA_RESOURCE_DESC r = array_resource(array.get());
   check(detail::driver().cuSurfObjectCreate(&handle_, &r), "cuSurfObjectCreate", where);
 }
 

@@ -9,7 +9,7 @@
 #include <source_location>
 
 #include "cuwrap/context.hpp"
-#include "cuwrap/texture.hpp"  // array_view
+#include "cuwrap/texture.hpp"
 
 namespace cuwrap {
 
@@ -20,7 +20,7 @@ namespace cuwrap {
 class surface_object {
  public:
   /// Over `array` (created with CUDA_ARRAY3D_SURFACE_LDST), in `ctx`.
-  surface_object(const owning_context& ctx, array_view array,
+  surface_object(const owning_context& ctx, array_ref array,
                  std::source_location where = std::source_location::current());
 
   surface_object(const surface_object&) = delete;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <source_location>
 
+#include "cuwrap/array.hpp"
 #include "cuwrap/context.hpp"
 #include "cuwrap/device_span.hpp"
 #include "cuwrap/pitched_buffer.hpp"
@@ -62,14 +63,15 @@ struct texture_options {
   }
 };
 
-/// A CUDA array a texture or surface object reads (not owned: the array must outlive the
-/// object).
-struct array_view {
-  CUarray handle = nullptr;  ///< the array
-};
-/// A mipmapped CUDA array a texture object reads (not owned).
+/// A mipmapped CUDA array a texture object reads (not owned: it must outlive the object).
 struct mipmapped_array_view {
-  CUmipmappedArray handle = nullptr;  ///< the mipmapped array
+  /// Views `h` (a raw handle, e.g. from cuExternalMemoryGetMappedMipmappedArray).
+  constexpr mipmapped_array_view(CUmipmappedArray h = nullptr) noexcept : handle{h} {}
+  /// Views an owning mipmapped array.
+  template <class T, unsigned Channels>
+  mipmapped_array_view(const mipmapped_array<T, Channels>& m) noexcept  // NOLINT: converting
+      : handle{m.get()} {}
+  CUmipmappedArray handle;  ///< the mipmapped array
 };
 
 /// The channel format of an element type: its CUarray_format and channel count. Defined for
@@ -142,7 +144,7 @@ class texture_object {
                  std::source_location where = std::source_location::current())
       : texture_object{ctx, static_cast<pitched_span<const T>>(data.view(where)), options, where} {}
   /// Over a CUDA array (CU_RESOURCE_TYPE_ARRAY).
-  texture_object(const owning_context& ctx, array_view array, const texture_options& options = {},
+  texture_object(const owning_context& ctx, array_ref array, const texture_options& options = {},
                  std::source_location where = std::source_location::current());
   /// Over a mipmapped CUDA array (CU_RESOURCE_TYPE_MIPMAPPED_ARRAY).
   texture_object(const owning_context& ctx, mipmapped_array_view array,

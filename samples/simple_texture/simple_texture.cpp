@@ -3,7 +3,7 @@
 // the original) and rotated by an angle around its centre; the result is checked against a host
 // reference of the texture unit's rules (bilinear weights in 1.8 fixed point), pixel by pixel
 // within the original's tolerance. The original reads lena_bw.pgm into a CUDA array; this port
-// makes a synthetic image in pitched memory (cuwrap::pitched_buffer), which textures the same.
+// copies a synthetic image into a CUDA array (cuwrap::array, cuwrap::copy_3d) the same way.
 //
 //   simple_texture [--width=W] [--height=H] [--angle=RADIANS] [--kernels=DIR]
 #include <cmath>
@@ -62,11 +62,9 @@ int main(int argc, char** argv) try {
           static_cast<float>(0.5 + 0.25 * std::sin(r / 6.0) + 0.25 * (x + y) / (width + height));
     }
   }
-  cuwrap::pitched_buffer<float> dimg{ctx, static_cast<std::size_t>(width),
-                                     static_cast<std::size_t>(height)};
-  cuwrap::copy_2d(dimg.view(), cuwrap::pitched_span<const float>::dense(
-                                   img.data(), static_cast<std::size_t>(width),
-                                   static_cast<std::size_t>(height)));
+  const auto w = static_cast<std::size_t>(width), h = static_cast<std::size_t>(height);
+  const cuwrap::array<float> dimg{ctx, {w, h}};
+  cuwrap::copy_3d(s, cuwrap::volume<float>{dimg}, cuwrap::volume_of(img, {w, h, 1}));
   cuwrap::texture_options sampling;
   sampling.with_address(cuwrap::address_mode::wrap);
   sampling.filter = cuwrap::filter_mode::linear;

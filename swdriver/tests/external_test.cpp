@@ -209,17 +209,85 @@ TEST_SUITE("external memory and semaphores") {
     SWCU_TEST_CHECK_RESULT(map(nullptr, m, 0, 16), CUDA_ERROR_INVALID_VALUE);
     SWCU_TEST_CHECK_RESULT(map(&p, reinterpret_cast<CUexternalMemory>(&d), 0, 16),
                            CUDA_ERROR_INVALID_HANDLE);
-    // Mipmapped arrays need CUDA arrays, which the software driver does not model.
+    // A mipmapped array must fit the imported memory from its offset on, with at least a level.
     CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC array{};
+    array.arrayDesc.Width = 64;
+    array.arrayDesc.Height = 32;
+    array.arrayDesc.Format = CU_AD_FORMAT_FLOAT;
+    array.arrayDesc.NumChannels = 1;
+    array.numLevels = 1;
     CUmipmappedArray mip = nullptr;
+    array.offset = 1024;  // 8 KiB of level 0 from 1 KiB on: past the 8192 imported bytes
     {
       swcu::test::StderrCapture err;
       SWCU_TEST_CHECK_RESULT(cu.cuExternalMemoryGetMappedMipmappedArray(&mip, m, &array),
-                             CUDA_ERROR_NOT_SUPPORTED);
-      CHECK(err.finish().find("CUDA arrays are not modelled") != std::string::npos);
+                             CUDA_ERROR_INVALID_VALUE);
+      CHECK(err.finish().find("do not fit the 8192 imported bytes") != std::string::npos);
     }
+    array.offset = 0;
+    array.numLevels = 0;
+    SWCU_TEST_CHECK_RESULT(cu.cuExternalMemoryGetMappedMipmappedArray(&mip, m, &array),
+                           CUDA_ERROR_INVALID_VALUE);
+    array.numLevels = 1;
+    array.arrayDesc.NumChannels = 3;  // as cuMipmappedArrayCreate: 1, 2 or 4 channels
+    SWCU_TEST_CHECK_RESULT(cu.cuExternalMemoryGetMappedMipmappedArray(&mip, m, &array),
+                           CUDA_ERROR_INVALID_VALUE);
+    CHECK(ctl.live_handles(SWCU_MIPMAPPED_ARRAY) == 0);
+    CHECK(ctl.live_handles(SWCU_ARRAY) == 0);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalMemory(m));
     SWCU_TEST_CHECK_RESULT(cu.cuDestroyExternalMemory(nullptr), CUDA_ERROR_INVALID_HANDLE);
+  }
+
+  // cuExternalMemoryGetMappedMipmappedArray: the array's levels are the imported memory's bytes
+  // (from the offset on; in this driver level after level, each 512-byte aligned), so what a
+  // copy writes into a level shows in the file, and what the file holds reads from the level.
+  TEST_CASE_FIXTURE(ExternalTest, "a mipmapped array mapped from external memory is its bytes") {
+    constexpr std::size_t kBytes = 3 * 4096;
+    const int fd = memfd(kBytes);
+    auto* const file =
+        static_cast<float*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(file != MAP_FAILED);
+    for (std::size_t i = 0; i < kBytes / 4; ++i) file[i] = static_cast<float>(i);
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC d = memory_desc(dup(fd), kBytes);
+    CUexternalMemory m = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalMemory(&m, &d));
+    CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC desc{};
+    desc.offset = 512;
+    desc.arrayDesc.Width = 32;
+    desc.arrayDesc.Height = 16;
+    desc.arrayDesc.Format = CU_AD_FORMAT_FLOAT;
+    desc.arrayDesc.NumChannels = 1;
+    desc.numLevels = 3;  // 32 x 16, 16 x 8, 8 x 4 floats: 2048 + 512 + 128 bytes
+    CUmipmappedArray mip = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuExternalMemoryGetMappedMipmappedArray(&mip, m, &desc));
+    CHECK(ctl.live_handles(SWCU_MIPMAPPED_ARRAY) == 1);
+    CHECK(ctl.live_handles(SWCU_ARRAY) == 3);
+    CUarray level0 = nullptr, level1 = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayGetLevel(&level0, mip, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayGetLevel(&level1, mip, 1));
+    CUDA_ARRAY3D_DESCRIPTOR got{};
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DGetDescriptor_v2(&got, level1));
+    CHECK(got.Width == 16);
+    CHECK(got.Height == 8);
+    // Level 0 starts at byte 512: element (x, 0) is file float 128 + x.
+    std::vector<float> row(16);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyAtoH_v2(row.data(), level0, 8 * 4, 16 * 4));
+    for (std::size_t x = 0; x < 16; ++x) CHECK(row[x] == static_cast<float>(128 + 8 + x));
+    // Level 1 follows at 512 + 2048: a write into it lands in the file.
+    const std::vector<float> ones(8, -1.0f);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyHtoA_v2(level1, 4 * 4, ones.data(), 8 * 4));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSynchronize());
+    const std::size_t first = (512 + 2048) / 4 + 4;
+    CHECK(file[first - 1] == static_cast<float>(first - 1));
+    for (std::size_t x = 0; x < 8; ++x) CHECK(file[first + x] == -1.0f);
+    CHECK(file[first + 8] == static_cast<float>(first + 8));
+    // The levels are the external object's memory: destroying the array frees no device memory
+    // it charged, and the memory object may be destroyed before or after it.
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalMemory(m));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayDestroy(mip));
+    CHECK(ctl.live_handles(SWCU_ARRAY) == 0);
+    munmap(file, kBytes);
+    close(fd);
   }
 
   TEST_CASE_FIXTURE(ExternalTest, "a timeline wait blocks its stream until the value is reached") {

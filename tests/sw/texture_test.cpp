@@ -73,6 +73,25 @@ TEST_SUITE("texture") {
     static_assert(cuwrap::texel_format<std::uint32_t>::format == CU_AD_FORMAT_UNSIGNED_INT32);
   }
 
+  TEST_CASE_FIXTURE(fixture, "textures and surfaces take cuwrap's arrays and mipmapped arrays") {
+    const cuwrap::array<float, 2> image{ctx, {32, 16}, cuwrap::array_flags::surface_ldst};
+    const cuwrap::texture_object tex{ctx, image};
+    CUDA_RESOURCE_DESC r = tex.resource_desc();
+    CHECK(r.resType == CU_RESOURCE_TYPE_ARRAY);
+    CHECK(r.res.array.hArray == image.get());
+    const cuwrap::surface_object surf{ctx, image.view()};
+    CHECK(surf.resource_desc().res.array.hArray == image.get());
+    const cuwrap::mipmapped_array<std::uint8_t, 4> mip{ctx, {64, 64}, 4};
+    cuwrap::texture_options normalized;
+    normalized.normalized_coordinates = true;  // what a mipmapped array needs (cuda.h)
+    const cuwrap::texture_object levels{ctx, mip, normalized};
+    r = levels.resource_desc();
+    CHECK(r.resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY);
+    CHECK(r.res.mipmap.hMipmappedArray == mip.get());
+    const cuwrap::texture_object level2{ctx, mip.level(2)};
+    CHECK(level2.resource_desc().resType == CU_RESOURCE_TYPE_ARRAY);
+  }
+
   TEST_CASE_FIXTURE(fixture, "a refused descriptor is a cuwrap::error with the driver's code") {
     cuwrap::device_buffer<float> data{ctx, 64};
     // 4 bytes past the allocation's start: not aligned to CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
@@ -85,7 +104,7 @@ TEST_SUITE("texture") {
       CHECK(std::string{e.what()}.find("cuTexObjectCreate") != std::string::npos);
     }
     // surfaces need a CUDA array made with CUDA_ARRAY3D_SURFACE_LDST
-    CHECK_THROWS_AS(cuwrap::surface_object(ctx, cuwrap::array_view{}), cuwrap::error);
+    CHECK_THROWS_AS(cuwrap::surface_object(ctx, cuwrap::array_ref{}), cuwrap::error);
   }
 
   // NOLINTBEGIN(bugprone-use-after-move)

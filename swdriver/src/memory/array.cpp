@@ -12,6 +12,7 @@
 #include "context/device.hpp"
 #include "core/api.hpp"
 #include "core/config.hpp"
+#include "memory/memory.hpp"
 
 namespace swcu {
 
@@ -176,10 +177,9 @@ std::size_t level_extent(std::size_t e, unsigned l) {
   return e == 0 ? 0 : std::max<std::size_t>(1, e >> l);
 }
 
-// A new array (not yet registered) with `desc`'s extents, on ctx's device; nullptr with
-// CUDA_ERROR_OUT_OF_MEMORY in `result` when the device or the host cannot hold it.
-std::unique_ptr<Array> make_array(State& s, Context& ctx, const CUDA_ARRAY3D_DESCRIPTOR& desc,
-                                  unsigned level, CUresult& result) {
+// A new array's description (extents, layout; no storage yet) with `desc`'s extents.
+std::unique_ptr<Array> describe_array(Context& ctx, const CUDA_ARRAY3D_DESCRIPTOR& desc,
+                                      unsigned level, CUresult& result) {
   auto a = std::make_unique<Array>();
   a->desc = desc;
   result = format_info(raw(desc.Format), desc.NumChannels, a->info);
@@ -193,6 +193,16 @@ std::unique_ptr<Array> make_array(State& s, Context& ctx, const CUDA_ARRAY3D_DES
   a->device = ctx.device;
   // At most 2^17 x 2^16 elements of 16 bytes, or 2^14 cubed: no overflow in 64 bits.
   a->bytes = a->slice_bytes() * a->depth;
+  result = CUDA_SUCCESS;
+  return a;
+}
+
+// A new array (not yet registered) with `desc`'s extents, on ctx's device; nullptr with
+// CUDA_ERROR_OUT_OF_MEMORY in `result` when the device or the host cannot hold it.
+std::unique_ptr<Array> make_array(State& s, Context& ctx, const CUDA_ARRAY3D_DESCRIPTOR& desc,
+                                  unsigned level, CUresult& result) {
+  auto a = describe_array(ctx, desc, level, result);
+  if (!a) return nullptr;
   a->charged = round_up(a->bytes, kArrayAlignment);
   Device& dev = s.devices[static_cast<std::size_t>(ctx.device)];
   if (a->charged > config().device_memory - dev.memory_used) {
@@ -242,6 +252,83 @@ unsigned clamp_levels(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned requested) {
   return std::clamp(requested, 1u, most);
 }
 
+// Where the levels of a mipmapped array mapped from external memory lie.
+struct Backing {
+  int fd;
+  std::uint64_t offset;  ///< of level 0 in the file
+  std::uint64_t limit;   ///< the file's bytes that may be used
+};
+
+// Maps `bytes` of the file at `at` shared into `a` (a level over external memory).
+CUresult map_level(Array& a, const Backing& b, std::uint64_t at) {
+  const std::size_t page = page_size();
+  const std::uint64_t start = at / page * page;
+  const std::size_t lead = static_cast<std::size_t>(at - start);
+  const std::size_t length = round_up(lead + std::max<std::size_t>(a.bytes, 1), page);
+  void* const p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, b.fd,
+                       static_cast<off_t>(start));
+  if (p == MAP_FAILED) return CUDA_ERROR_OPERATING_SYSTEM;
+  a.mapping = p;
+  a.mapping_bytes = length;
+  a.data = static_cast<unsigned char*>(p) + lead;
+  return CUDA_SUCCESS;
+}
+
+// cuMipmappedArrayCreate, or with `backing` cuExternalMemoryGetMappedMipmappedArray: checks the
+// descriptor, makes every level and registers them.
+CUresult make_mipmapped(State& s, Context& ctx, const CUDA_ARRAY3D_DESCRIPTOR& d,
+                        unsigned requested, const Backing* backing, CUmipmappedArray* out) {
+  if (const CUresult r = check_descriptor(d, true, ctx.device)) return r;
+  const unsigned count = clamp_levels(d, requested);
+  const bool layers = (d.Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
+  std::vector<std::unique_ptr<Array>> levels;
+  const auto undo = [&] {
+    for (const auto& done : levels) {
+      s.devices[static_cast<std::size_t>(done->device)].memory_used -= done->charged;
+      done->release();
+    }
+  };
+  std::uint64_t at = backing != nullptr ? backing->offset : 0;
+  for (unsigned l = 0; l < count; ++l) {
+    CUDA_ARRAY3D_DESCRIPTOR ld = d;
+    ld.Width = level_extent(d.Width, l);
+    ld.Height = level_extent(d.Height, l);
+    if (!layers) ld.Depth = level_extent(d.Depth, l);
+    CUresult result = CUDA_SUCCESS;
+    std::unique_ptr<Array> level;
+    if (backing == nullptr) {
+      level = make_array(s, ctx, ld, l, result);
+    } else {
+      level = describe_array(ctx, ld, l, result);
+      if (level && (at > backing->limit || level->bytes > backing->limit - at)) {
+        result = CUDA_ERROR_INVALID_VALUE;  // the levels do not fit the imported memory
+        level.reset();
+      }
+      if (level) {
+        result = map_level(*level, *backing, at);
+        at = round_up(at + level->bytes, kArrayAlignment);
+        if (result != CUDA_SUCCESS) level.reset();
+      }
+    }
+    if (!level) {
+      undo();
+      return result;
+    }
+    levels.push_back(std::move(level));
+  }
+  auto m = std::make_unique<MipmappedArray>();
+  m->desc = d;
+  m->ctx = &ctx;
+  m->device = ctx.device;
+  MipmappedArray* const made = s.registry(SWCU_MIPMAPPED_ARRAY).add(std::move(m));
+  for (auto& level : levels) {
+    level->owner = made;
+    made->levels.push_back(s.registry(SWCU_ARRAY).add(std::move(level)));
+  }
+  *out = made->handle();
+  return CUDA_SUCCESS;
+}
+
 CUresult create(State& s, CUarray* out, const CUDA_ARRAY3D_DESCRIPTOR& desc) {
   Context* ctx = nullptr;
   if (const CUresult r = current_context(s, ctx)) return r;
@@ -286,7 +373,12 @@ CUresult check_descriptor(const CUDA_ARRAY3D_DESCRIPTOR& d, bool mipmapped, int 
 }
 
 void Array::release() noexcept {
-  if (data != nullptr) munmap(data, round_up(bytes, kArrayAlignment));
+  if (mapping != nullptr) {
+    munmap(mapping, mapping_bytes);
+  } else if (data != nullptr) {
+    munmap(data, round_up(bytes, kArrayAlignment));
+  }
+  mapping = nullptr;
   data = nullptr;
 }
 
@@ -298,6 +390,14 @@ CUresult find_array(State& s, CUarray handle, Array*& out) noexcept {
 CUresult find_mipmapped_array(State& s, CUmipmappedArray handle, MipmappedArray*& out) noexcept {
   out = handle == nullptr ? nullptr : s.find<MipmappedArray>(SWCU_MIPMAPPED_ARRAY, handle);
   return out == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+}
+
+CUresult map_mipmapped_array(State& s, Context& ctx, const CUDA_ARRAY3D_DESCRIPTOR& desc,
+                             unsigned levels, int fd, std::uint64_t offset, std::uint64_t limit,
+                             CUmipmappedArray* out) noexcept {
+  if (levels == 0) return CUDA_ERROR_INVALID_VALUE;
+  const Backing backing{fd, offset, limit};
+  return make_mipmapped(s, ctx, desc, levels, &backing, out);
 }
 
 void reclaim_arrays(State& s, Context& ctx) noexcept {
@@ -381,40 +481,9 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle,
                                 unsigned int numMipmapLevels) {
   return swcu::call(Sym::cuMipmappedArrayCreate, [&](swcu::State& s) -> CUresult {
     if (pHandle == nullptr || pMipmappedArrayDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const CUDA_ARRAY3D_DESCRIPTOR& d = *pMipmappedArrayDesc;
     swcu::Context* ctx = nullptr;
     if (const CUresult r = swcu::current_context(s, ctx)) return r;
-    if (const CUresult r = swcu::check_descriptor(d, true, ctx->device)) return r;
-    const unsigned count = swcu::clamp_levels(d, numMipmapLevels);
-    const bool layers = (d.Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
-    std::vector<std::unique_ptr<swcu::Array>> levels;
-    for (unsigned l = 0; l < count; ++l) {
-      CUDA_ARRAY3D_DESCRIPTOR ld = d;
-      ld.Width = swcu::level_extent(d.Width, l);
-      ld.Height = swcu::level_extent(d.Height, l);
-      if (!layers) ld.Depth = swcu::level_extent(d.Depth, l);
-      CUresult result = CUDA_SUCCESS;
-      auto level = swcu::make_array(s, *ctx, ld, l, result);
-      if (!level) {
-        for (const auto& done : levels) {
-          s.devices[static_cast<std::size_t>(done->device)].memory_used -= done->charged;
-          done->release();
-        }
-        return result;
-      }
-      levels.push_back(std::move(level));
-    }
-    auto m = std::make_unique<swcu::MipmappedArray>();
-    m->desc = d;
-    m->ctx = ctx;
-    m->device = ctx->device;
-    swcu::MipmappedArray* const made = s.registry(SWCU_MIPMAPPED_ARRAY).add(std::move(m));
-    for (auto& level : levels) {
-      level->owner = made;
-      made->levels.push_back(s.registry(SWCU_ARRAY).add(std::move(level)));
-    }
-    *pHandle = made->handle();
-    return CUDA_SUCCESS;
+    return swcu::make_mipmapped(s, *ctx, *pMipmappedArrayDesc, numMipmapLevels, nullptr, pHandle);
   });
 }
 

@@ -68,6 +68,10 @@ struct Array final : Object {
   Context* ctx = nullptr;                        ///< the context it belongs to
   int device = 0;
   unsigned char* data = nullptr;  ///< the storage, `bytes` long (nullptr after release)
+  /// A level mapped from external memory: the shared mapping `data` lies in (else nullptr, and
+  /// `data` is the array's own anonymous mapping).
+  void* mapping = nullptr;
+  std::size_t mapping_bytes = 0;
   std::size_t bytes = 0;
   unsigned long long charged = 0;  ///< bytes charged to the device (own storage, aligned)
 
@@ -126,6 +130,17 @@ struct MipmappedArray final : Object {
 /// valid but not modelled (sparse, deferred-mapping and video arrays, YUV formats).
 [[nodiscard]] CUresult check_descriptor(const CUDA_ARRAY3D_DESCRIPTOR& desc, bool mipmapped,
                                         int device) noexcept;
+
+/// cuExternalMemoryGetMappedMipmappedArray: a mipmapped array in ctx whose levels are `fd`'s bytes
+/// from `offset` on, level after level, each starting at a multiple of kArrayAlignment, all
+/// within `limit` bytes of the file (the imported size). The levels charge nothing to the device
+/// (the memory is the external object's). CUDA_ERROR_INVALID_VALUE for a descriptor
+/// cuMipmappedArrayCreate refuses, no levels, or levels that do not fit; CUDA_ERROR_NOT_SUPPORTED
+/// as cuMipmappedArrayCreate; CUDA_ERROR_OPERATING_SYSTEM when mmap fails.
+[[nodiscard]] CUresult map_mipmapped_array(State& s, Context& ctx,
+                                           const CUDA_ARRAY3D_DESCRIPTOR& desc, unsigned levels,
+                                           int fd, std::uint64_t offset, std::uint64_t limit,
+                                           CUmipmappedArray* out) noexcept;
 
 /// Destroys the arrays and mipmapped arrays of a destroyed context, counted as reclaimed.
 void reclaim_arrays(State& s, Context& ctx) noexcept;

@@ -11,6 +11,7 @@
 
 #include "core/api.hpp"
 #include "core/logs.hpp"
+#include "memory/array.hpp"
 #include "memory/external.hpp"
 #include "memory/memory.hpp"
 
@@ -127,19 +128,28 @@ CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory e
   });
 }
 
-// Mipmapped arrays over external memory need CUDA arrays, which this driver does not model yet.
+// The levels lie in the imported memory from mipmapDesc->offset on (array.hpp), as mapped
+// buffers do: a kernel's surface writes and a mapped buffer of the same range see the same bytes.
 CUresult cuExternalMemoryGetMappedMipmappedArray(
     CUmipmappedArray* mipmap, CUexternalMemory extMem,
     const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) {
   return call(Sym::cuExternalMemoryGetMappedMipmappedArray, [=](State& s) -> CUresult {
     if (mipmap == nullptr || mipmapDesc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (s.find<swcu::ExternalMemory>(SWCU_EXTERNAL_MEMORY, extMem) == nullptr) {
-      return CUDA_ERROR_INVALID_HANDLE;
+    auto* const m = s.find<swcu::ExternalMemory>(SWCU_EXTERNAL_MEMORY, extMem);
+    if (m == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    swcu::Context* ctx = nullptr;
+    if (const CUresult r = swcu::current_context(s, ctx)) return r;
+    const CUresult r =
+        swcu::map_mipmapped_array(s, *ctx, mipmapDesc->arrayDesc, mipmapDesc->numLevels, m->fd,
+                                  mipmapDesc->offset, m->size, mipmap);
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+      swcu::report(CU_LOG_LEVEL_ERROR,
+                   "cuExternalMemoryGetMappedMipmappedArray: the descriptor is not one "
+                   "cuMipmappedArrayCreate takes, numLevels is 0, or the levels from offset " +
+                       std::to_string(mipmapDesc->offset) + " do not fit the " +
+                       std::to_string(m->size) + " imported bytes");
     }
-    swcu::report(CU_LOG_LEVEL_ERROR,
-                 "cuExternalMemoryGetMappedMipmappedArray: CUDA arrays are not modelled by the "
-                 "software driver; map a buffer (cuExternalMemoryGetMappedBuffer) instead");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    return r;
   });
 }
 
