@@ -47,8 +47,8 @@ typedef enum swcu_handle_kind {
   /* Version 6 and later. */
   SWCU_GREEN_CONTEXT = 17, /* cuGreenCtxCreate */
   /* Version 7 and later. */
-  SWCU_ARRAY = 18,           /* CUDA arrays, including the levels of mipmapped arrays */
-  SWCU_MIPMAPPED_ARRAY = 19, /* cuMipmappedArrayCreate */
+  SWCU_ARRAY = 18,              /* CUDA arrays, including the levels of mipmapped arrays */
+  SWCU_MIPMAPPED_ARRAY = 19,    /* cuMipmappedArrayCreate */
   SWCU_EXTERNAL_MEMORY = 20,    /* cuImportExternalMemory */
   SWCU_EXTERNAL_SEMAPHORE = 21, /* cuImportExternalSemaphore */
   SWCU_HANDLE_KIND_COUNT = 22
