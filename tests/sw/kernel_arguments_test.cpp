@@ -15,8 +15,10 @@
 
 #include "cuwrap/cuwrap.hpp"
 #include "kernels_fixture.hpp"
+#include "launch_log.hpp"
 
 using cuwrap::testing::calls_made_by;
+using cuwrap::testing::last_launch;
 using cuwrap::testing::swcuda;
 
 namespace {
@@ -31,14 +33,6 @@ struct fixture : cuwrap::testing::kernels_fixture {
 
 constexpr int n = 64;
 const auto config = cuwrap::launch_config::linear(n, 32);
-
-swcu_launch last_launch() {
-  const std::size_t count = swcuda().launch_log_size();
-  REQUIRE(count > 0);
-  swcu_launch launch{};
-  REQUIRE(swcuda().launch_log_entry(count - 1, &launch) == 0);
-  return launch;
-}
 
 // Fills `memory` with `value` on `s` and waits.
 template <class Memory>

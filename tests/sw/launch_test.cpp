@@ -13,22 +13,16 @@
 #include "cuwrap/cuwrap.hpp"
 #include "fault_sweep.hpp"
 #include "kernels_fixture.hpp"
+#include "launch_log.hpp"
 
 using cuwrap::testing::calls_made_by;
+using cuwrap::testing::last_launch;
 using cuwrap::testing::sw_fixture;
 using cuwrap::testing::swcuda;
 
 namespace {
 
 using fixture = cuwrap::testing::kernels_fixture;
-
-swcu_launch last_launch() {
-  const std::size_t n = swcuda().launch_log_size();
-  REQUIRE(n > 0);
-  swcu_launch launch{};
-  REQUIRE(swcuda().launch_log_entry(n - 1, &launch) == 0);
-  return launch;
-}
 
 struct pair {
   double a;
