@@ -15,6 +15,7 @@
 #include "cuwrap/external_memory.hpp"
 #include "cuwrap/graph.hpp"
 #include "cuwrap/graph_ext_semaphore.hpp"
+#include "cuwrap/graph_memops.hpp"
 #include "cuwrap/green_context.hpp"
 #include "cuwrap/ipc.hpp"
 #include "cuwrap/kernel.hpp"

@@ -238,6 +238,8 @@ class graph_ref {
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
   /// True for a moved-from or released graph, and for views of one.
   [[nodiscard]] constexpr bool empty() const noexcept { return handle_ == nullptr; }
+  /// The context its nodes work in.
+  [[nodiscard]] constexpr CUcontext context() const noexcept { return context_; }
 
   /// A node that does nothing: a join point (cuGraphAddEmptyNode).
   graph_node add_empty(dependencies after = {},
@@ -504,6 +506,8 @@ class graph_exec_ref {
   [[nodiscard]] constexpr native_handle_type get() const noexcept { return handle_; }
   /// True for a moved-from or released graph_exec, and for views of one.
   [[nodiscard]] constexpr bool empty() const noexcept { return handle_ == nullptr; }
+  /// The context its nodes work in.
+  [[nodiscard]] constexpr CUcontext context() const noexcept { return context_; }
 
   /// Launches the graph on `s` (cuGraphLaunch; one driver call).
   void launch(stream_ref s, std::source_location where = std::source_location::current()) const {

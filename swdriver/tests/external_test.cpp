@@ -532,4 +532,63 @@ TEST_SUITE("external memory and semaphores") {
     munmap(word, 8);
     close(fd);
   }
+
+  // On a GPU only the nodes after a wait node wait: a graph may signal a semaphore and then
+  // wait for that signal itself, and what comes before the wait runs while it waits.
+  TEST_CASE_FIXTURE(ExternalTest, "an external semaphore wait node holds back only what follows") {
+    const SemaphoreNodeApi api;
+    const auto& g = swcu::test::gr();
+    const int fd = memfd(8);
+    auto* const word =
+        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(word != MAP_FAILED);
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
+    CUexternalSemaphore sem = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    CUdeviceptr out = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&out, 8));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(out, 0, 2));
+
+    // signal 3 -> wait 3 -> memset word 0; and a memset of word 1 -> wait 7.
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphCreate(&graph, 0));
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+    sp.params.fence.value = 3;
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS signal{&sem, &sp, 1};
+    CUgraphNode signal_node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(api.add_signal(&signal_node, graph, nullptr, 0, &signal));
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+    wp.params.fence.value = 3;
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS wait{&sem, &wp, 1};
+    CUgraphNode own_wait = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(api.add_wait(&own_wait, graph, &signal_node, 1, &wait));
+    (void)swcu::test::add_fill32(graph, out, 0xaa, 1, ctx, {own_wait});
+    const CUgraphNode second = swcu::test::add_fill32(graph, out + 4, 0xbb, 1, ctx);
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS later{};
+    later.params.fence.value = 7;
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_later{&sem, &later, 1};
+    CUgraphNode later_node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(api.add_wait(&later_node, graph, &second, 1, &wait_later));
+    CUgraphExec exec = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphInstantiate(&exec, graph, 0));
+    const CUstream stream = create_stream();
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(stream), CUDA_ERROR_NOT_READY);  // waits for 7
+    std::uint32_t words[2] = {};
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpyDtoH_v2(words, out, 8));
+    CHECK(words[0] == 0xaa);  // its own signal released the first wait
+    CHECK(words[1] == 0xbb);
+    CHECK(*word == 3);
+    std::atomic_ref<std::uint64_t>(*word).store(7, std::memory_order_release);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
+    munmap(word, 8);
+    close(fd);
+  }
 }

@@ -93,7 +93,13 @@ namespace swcu::test {
   X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010)   \
   X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, 11000)           \
   X(cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute, 11000)           \
-  X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000)
+  X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000)       \
+  X(cuGraphAddBatchMemOpNode, cuGraphAddBatchMemOpNode, 11070)                     \
+  X(cuGraphBatchMemOpNodeGetParams, cuGraphBatchMemOpNodeGetParams, 11070)         \
+  X(cuGraphBatchMemOpNodeSetParams, cuGraphBatchMemOpNodeSetParams, 11070)         \
+  X(cuGraphExecBatchMemOpNodeSetParams, cuGraphExecBatchMemOpNodeSetParams, 11070) \
+  X(cuGraphNodeSetParams, cuGraphNodeSetParams, 12020)                             \
+  X(cuGraphExecNodeSetParams, cuGraphExecNodeSetParams, 12020)
 
 struct GraphApi {
 #define SWCU_TEST_GRAPH_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;

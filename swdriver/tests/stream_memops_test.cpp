@@ -352,25 +352,6 @@ TEST_SUITE("stream memory operations") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
   }
 
-  // Graphs here have no memory-operation node: a capturing stream refuses the call, which
-  // invalidates the capture, as for any operation a capture cannot represent.
-  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a capturing stream refuses memory operations") {
-    const CUcontext ctx = create_context();
-    const CUstream s = create_stream();
-    const CUdeviceptr p = device_words(1);
-    SWCU_TEST_REQUIRE_SUCCESS(
-        swcu::test::gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    SWCU_TEST_CHECK_RESULT(cu.cuStreamWriteValue32(s, p, 1, 0),
-                           CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    CUgraph g = nullptr;
-    SWCU_TEST_CHECK_RESULT(swcu::test::gr().cuStreamEndCapture(s, &g),
-                           CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    CHECK(g == nullptr);
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(p));
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(s));
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
-  }
-
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "fault rules apply to memory operations") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();

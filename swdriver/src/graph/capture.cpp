@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "graph/graph_internal.hpp"
+#include "graph/memop_nodes.hpp"
 #include "module/module.hpp"
 
 namespace swcu {
@@ -418,6 +419,18 @@ Captured capture_graph(State& s, Queue& q, const Graph& plan) {
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   attach_child(*n, std::move(child));
+  record_node(s, g, std::move(n));
+  return CUDA_SUCCESS;
+}
+
+Captured capture_memops(State& s, Queue& q, const std::vector<MemOp>& ops) {
+  Gate g = gate(q);
+  if (!g.capture) return g.result;
+  if (refused_in_body(g, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP)) {
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  auto n = new_node(CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+  set_captured_memops(*n, q.ctx != nullptr ? q.ctx->handle() : nullptr, ops);
   record_node(s, g, std::move(n));
   return CUDA_SUCCESS;
 }

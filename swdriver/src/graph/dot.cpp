@@ -116,7 +116,10 @@ class Printer {
       case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
       case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
         l += n.type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL ? "EXT_SEMAS_SIGNAL" : "EXT_SEMAS_WAIT";
-        l += "\n" + std::to_string(n.as<ExtSemNode>().handles.size()) + " semaphores";
+        l += "\\n" + std::to_string(n.as<ExtSemNode>().handles.size()) + " semaphores";
+        break;
+      case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        l += "BATCH_MEM_OP\\n" + std::to_string(n.as<MemOpNode>().ops.size()) + " operations";
         break;
       case CU_GRAPH_NODE_TYPE_EMPTY: l += "EMPTY"; break;
       case CU_GRAPH_NODE_TYPE_WAIT_EVENT:

@@ -1,21 +1,27 @@
 // Launching executable graphs (graph.hpp, exec_internal.hpp): cuGraphLaunch, cuGraphUpload, the
 // nodes run by a launch, and set_conditional (the control API).
 //
-// A launch is one stream operation: a callback (so it also runs, with the error as its status,
-// when its context is broken, and can then let go of what it holds) that runs the nodes of the
-// executable copy one after another in their topological order, on the thread that drives the
-// scheduler, without the state lock, as host functions run; it takes the lock for each node that
-// needs the driver's state. Event waits of the graph are dependencies of the operation; each
-// event record node completes an event record of its own when it runs. The launch costs one
-// operation on the simulated clock (1 us) plus the bytes its copies and memsets move: a graph's
-// nodes share one launch overhead.
+// A launch runs the nodes of the executable copy one after another in a topological order
+// (launch_order: child graphs inlined, nodes that wait as late as possible). Nodes that wait for
+// something outside the launch (event waits, external semaphore waits, memory operations) each
+// become a stream operation of their own, which the scheduler holds back until the wait is
+// over while other streams go on; the nodes between them run in segments, one stream operation
+// each: a callback (so it also runs, with the error as its status, when its context is broken,
+// and then stops the launch) that runs its nodes on the thread that drives the scheduler,
+// without the state lock, as host functions run, taking the lock for each node that needs the
+// driver's state. Each event record node completes an event record of its own when it runs. A
+// segment costs one operation on the simulated clock (1 us) plus the bytes its copies and
+// memsets move: a graph without waits shares one launch overhead among its nodes.
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <set>
 
 #include "core/config.hpp"
 #include "exec/interpret.hpp"
 #include "exec/launch.hpp"
+#include "exec/memops.hpp"
 #include "graph/capture.hpp"
 #include "graph/exec_internal.hpp"
 #include "graph/ext_semaphore_nodes.hpp"
@@ -40,6 +46,8 @@ struct Launch {
   bool node_priority = false;  ///< CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
   std::vector<std::pair<const Node*, std::shared_ptr<Completion>>> records;
   std::vector<GraphMemory*> auto_free;  ///< AUTO_FREE_ON_LAUNCH: freed when it starts
+  bool started = false;                 ///< its first segment ran (begin())
+  bool stopped = false;                 ///< a node failed or the context broke: nothing more runs
 };
 
 // Whoever waits for an event record of the launch must not wait forever: what did not run is
@@ -175,7 +183,7 @@ bool run_node(Launch& l, Node& n) {
   Device& dev = s.devices[static_cast<std::size_t>(q.device)];
   switch (n.type) {
     case CU_GRAPH_NODE_TYPE_EMPTY:
-    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return true;  // waits are the launch's dependencies
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return true;  // its own operation, when it must wait
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       for (auto& [node, c] : l.records) {
         if (node == &n && !c->done) {
@@ -238,6 +246,15 @@ bool run_node(Launch& l, Node& n) {
     }
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: run_ext_semaphores(n); return true;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:  // writes and fences (waits are operations of their own)
+      for (const MemOp& m : n.as<MemOpNode>().ops) {
+        const CUresult r = run_memop(s, q.device, m);
+        if (r != CUDA_SUCCESS) {
+          fail(q, r);
+          return false;
+        }
+      }
+      return true;
     case CU_GRAPH_NODE_TYPE_GRAPH: lock.unlock(); return run_level(l, *n.as<ChildNode>().graph);
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: {
       lock.unlock();
@@ -270,53 +287,230 @@ bool run_level(Launch& l, Graph& g) {
   return true;
 }
 
-// The stream operation of a launch.
-void CUDA_CB run_launch(CUstream, CUresult status, void* data) {
-  Launch& l = *static_cast<Launch*>(data);
-  if (status != CUDA_SUCCESS) return;  // a failed launch (or a broken context) runs nothing
-  {
-    const StateLock lock(state().mutex);
-    for (GraphMemory* m : l.auto_free) {
-      m->allocation->stage = Allocation::Stage::pending;
-      m->outstanding = false;
+// Whether `n` holds back what follows it until something outside the launch happens: an event
+// wait, an external semaphore wait, a batch of memory operations with a wait (a node that fails
+// with a captured fault does not: it runs in a segment, and fails there). A child graph holds
+// back when a node in it does.
+bool waits(const Node& n) {
+  if (!n.enabled || n.fault.code != 0) return false;
+  switch (n.type) {
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return true;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+      const auto& ops = n.as<MemOpNode>().ops;
+      return std::any_of(ops.begin(), ops.end(), [](const MemOp& m) { return is_wait(m); });
     }
-    for (const auto& [handle, c] : l.exec->conditions) {
-      if ((c.flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0) l.exec->values[handle] = c.default_value;
+    case CU_GRAPH_NODE_TYPE_GRAPH: {
+      const Graph& child = *n.as<ChildNode>().graph;
+      return std::any_of(child.order.begin(), child.order.end(),
+                         [](const Node* c) { return waits(*c); });
+    }
+    default: return false;
+  }
+}
+
+// The nodes of `g` in the order a launch runs them, child graphs inlined: a topological order in
+// which a node that waits comes as late as its dependents allow (ties by the level's order), so
+// that what the graph itself does to release a wait runs before it.
+void launch_order(const Graph& g, std::vector<Node*>& out) {
+  std::map<const Node*, std::size_t> position, missing;
+  for (std::size_t i = 0; i < g.order.size(); ++i) {
+    position[g.order[i]] = i;
+    missing[g.order[i]] = g.order[i]->deps.size();
+  }
+  // Ready nodes by (waits, position): the smallest runs next.
+  std::set<std::pair<bool, std::size_t>> ready;
+  for (const Node* n : g.order) {
+    if (n->deps.empty()) ready.emplace(waits(*n), position[n]);
+  }
+  while (!ready.empty()) {
+    Node* const n = g.order[ready.begin()->second];
+    ready.erase(ready.begin());
+    if (n->type == CU_GRAPH_NODE_TYPE_GRAPH && n->enabled) {
+      launch_order(*n->as<ChildNode>().graph, out);
+    } else {
+      out.push_back(n);
+    }
+    for (const Node* d : n->dependents) {
+      if (--missing[d] == 0) ready.emplace(waits(*d), position[d]);
     }
   }
+}
+
+// The launch has begun: AUTO_FREE_ON_LAUNCH memory goes, conditions take their defaults.
+void begin(Launch& l) {
+  const StateLock lock(state().mutex);
+  if (l.started) return;
+  l.started = true;
+  for (GraphMemory* m : l.auto_free) {
+    m->allocation->stage = Allocation::Stage::pending;
+    m->outstanding = false;
+  }
+  for (const auto& [handle, c] : l.exec->conditions) {
+    if ((c.flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0) l.exec->values[handle] = c.default_value;
+  }
+}
+
+// Nodes a launch runs in one stream operation, one after another.
+struct Segment {
+  std::shared_ptr<Launch> launch;
+  std::vector<Node*> nodes;
+};
+
+// The stream operation of a segment: a callback, so it also runs (with the error as its
+// status) when its context is broken, and then stops the launch.
+void CUDA_CB run_segment(CUstream, CUresult status, void* data) {
+  const Segment& segment = *static_cast<Segment*>(data);
+  Launch& l = *segment.launch;
+  if (status != CUDA_SUCCESS || l.stopped) {
+    l.stopped = true;
+    return;
+  }
+  begin(l);
   Launch* const outer = t_launch;
   t_launch = &l;
-  run_level(l, *l.plan);
+  for (Node* n : segment.nodes) {
+    if (!run_node(l, *n)) {
+      l.stopped = true;
+      break;
+    }
+  }
   t_launch = outer;
 }
 
-// Event records and waits of a launch, in execution order (child graphs included).
-void collect_events(State& s, Launch& l, Graph& g, Queue& q,
-                    std::vector<std::shared_ptr<Completion>>& waits) {
-  for (Node* n : g.order) {
-    if (!n->enabled) continue;
-    if (n->type == CU_GRAPH_NODE_TYPE_GRAPH) {
-      collect_events(s, l, *n->as<ChildNode>().graph, q, waits);
-      continue;
+// Builds the stream operations of a launch (segments of nodes, and an operation for each node
+// that waits) and pushes them to `q`, the first after `previous` (the executable graph's last
+// launch: one runs at a time).
+class StepBuilder {
+ public:
+  StepBuilder(State& s, std::shared_ptr<Launch> l, Queue& q, CUstream stream,
+              std::shared_ptr<Completion> previous)
+      : s_(s), l_(std::move(l)), q_(q), stream_(stream), after_(std::move(previous)) {}
+
+  void add(Node& n) {
+    if (!n.enabled) return;  // a disabled node acts as an empty node
+    if (n.type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) record(n);
+    if (!waits(n)) {
+      nodes_.push_back(&n);
+      return;
     }
-    const EventNode* const event = n->if_kind<EventNode>();
-    if (event == nullptr) continue;
-    Event* const e = event->event != nullptr ? s.find<Event>(SWCU_EVENT, event->event) : nullptr;
-    if (e == nullptr) continue;
-    if (n->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
-      auto c = std::make_shared<Completion>();
-      c->queue = &q;
-      c->device = q.device;
-      l.records.emplace_back(n, c);
-      e->recorded = c;
-      e->captured.reset();
-    } else if (n->type == CU_GRAPH_NODE_TYPE_WAIT_EVENT && e->recorded && !e->recorded->done) {
-      const bool own = std::any_of(l.records.begin(), l.records.end(),
-                                   [&e](const auto& r) { return r.second == e->recorded; });
-      if (!own) waits.push_back(e->recorded);  // this launch's own records come in order
+    switch (n.type) {
+      case CU_GRAPH_NODE_TYPE_WAIT_EVENT: wait_event(n); break;
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: wait_semaphores(n); break;
+      default: memops(n); break;
     }
   }
-}
+
+  // Pushes the closing segment (a launch ends in one) and returns its completion.
+  std::shared_ptr<Completion> finish() {
+    segment(true);
+    return last_;
+  }
+
+ private:
+  // Pushes the segment of the nodes gathered so far (an empty one only when `always`).
+  void segment(bool always) {
+    if (nodes_.empty() && !always) return;
+    auto seg = std::make_shared<Segment>();
+    seg->launch = l_;
+    seg->nodes = std::move(nodes_);
+    nodes_.clear();
+    Op op;
+    op.kind = OpKind::callback;
+    op.callback = &run_segment;
+    op.stream_handle = stream_;
+    op.user_data = seg.get();
+    op.work = [seg](State&) { return CUDA_SUCCESS; };  // not run: it owns the segment
+    push_op(std::move(op));
+  }
+
+  void push_op(Op op) {
+    if (last_ == nullptr && after_ && !after_->done) op.deps.push_back(after_);
+    last_ = push(s_, q_, std::move(op));
+  }
+
+  // An event record node completes a record of its own when it runs (run_node).
+  void record(const Node& n) {
+    Event* const e = event_of(n);
+    if (e == nullptr) return;
+    auto c = std::make_shared<Completion>();
+    c->queue = &q_;
+    c->device = q_.device;
+    l_->records.emplace_back(&n, c);
+    e->recorded = c;
+    e->captured.reset();
+  }
+
+  // An event wait: what follows waits for the event's last record, unless this launch makes it.
+  void wait_event(const Node& n) {
+    Event* const e = event_of(n);
+    if (e == nullptr || !e->recorded || e->recorded->done) return;
+    const bool own = std::any_of(l_->records.begin(), l_->records.end(),
+                                 [&e](const auto& r) { return r.second == e->recorded; });
+    if (own) return;  // this launch's own records come in order
+    segment(false);
+    Op op;
+    op.kind = OpKind::wait;
+    op.deps.push_back(e->recorded);
+    push_op(std::move(op));
+  }
+
+  // An external semaphore wait node: ready once every semaphore's condition holds; a binary
+  // wait takes the signal when it runs.
+  void wait_semaphores(const Node& n) {
+    segment(false);
+    Op op = blocking_op();
+    op.ready = [l = l_, &n](State&) { return l->stopped || semaphores_ready(n); };
+    op.work = [l = l_, &n](State&) {
+      if (!l->stopped) run_ext_semaphores(n);
+      return CUDA_SUCCESS;
+    };
+    push_op(std::move(op));
+  }
+
+  // A batch of memory operations: one stream operation each, as cuStreamBatchMemOp makes.
+  void memops(const Node& n) {
+    segment(false);
+    const int device = q_.device;
+    for (const MemOp& m : n.as<MemOpNode>().ops) {
+      Op op = blocking_op();
+      if (is_wait(m)) {
+        op.ready = [l = l_, m, device](State& s) {
+          return l->stopped || memop_ready(s, device, m);
+        };
+      }
+      op.work = [l = l_, m, device](State& s) {
+        if (l->stopped) return CUDA_SUCCESS;
+        const CUresult r = run_memop(s, device, m);
+        if (r != CUDA_SUCCESS) l->stopped = true;
+        return r;
+      };
+      push_op(std::move(op));
+    }
+  }
+
+  // Device work of the launch that begins it when it runs first; not run (a broken context),
+  // it stops the launch.
+  Op blocking_op() {
+    Op op;
+    op.kind = OpKind::work;
+    op.not_run = [l = l_](State&) { l->stopped = true; };
+    return op;
+  }
+
+  Event* event_of(const Node& n) {
+    const CUevent handle = n.as<EventNode>().event;
+    return handle != nullptr ? s_.find<Event>(SWCU_EVENT, handle) : nullptr;
+  }
+
+  State& s_;
+  std::shared_ptr<Launch> l_;
+  Queue& q_;
+  CUstream stream_;
+  std::vector<Node*> nodes_;
+  std::shared_ptr<Completion> after_;
+  std::shared_ptr<Completion> last_;
+};
 
 CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
   return call_async(sym, [=](State& s, Lock& lock) -> CUresult {
@@ -341,17 +535,11 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     l->stream = stream;
     l->priority = q->priority;
     l->node_priority = (e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
-    Op op;
-    op.kind = OpKind::callback;
-    op.callback = &run_launch;
-    op.stream_handle = stream;
-    op.user_data = l.get();
-    collect_events(s, *l, *l->plan, *q, op.deps);
-    op.ready = semaphore_waits(*l->plan);  // external semaphore waits hold the launch back
-    if (e->last && !e->last->done) op.deps.push_back(e->last);  // one launch at a time
-    // Not run for a callback: it owns the launch, which goes with the operation.
-    op.work = [l](State&) { return CUDA_SUCCESS; };
-    e->last = push(s, *q, std::move(op));
+    std::vector<Node*> order;
+    launch_order(*l->plan, order);
+    StepBuilder steps(s, l, *q, stream, e->last);
+    for (Node* n : order) steps.add(*n);
+    e->last = steps.finish();
     map_graph_memory(*e->plan, e->last);
     for (const auto& n : e->plan->nodes) {
       GraphMemory* const m = n->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? n->memory() : nullptr;

@@ -8,6 +8,7 @@
 
 #include "graph/exec_internal.hpp"
 #include "graph/graph_internal.hpp"
+#include "graph/memop_nodes.hpp"
 
 namespace swcu {
 namespace {
@@ -111,6 +112,11 @@ void compare(State& s, const Graph& old, const Graph& now, UpdateError& error) {
       case CU_GRAPH_NODE_TYPE_MEM_FREE:
         if (o.memory() != n.memory()) fail(CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED);
         break;
+      case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        if (!memop_update_allowed(o.as<MemOpNode>(), n.as<MemOpNode>())) {
+          fail(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
+        }
+        break;
       case CU_GRAPH_NODE_TYPE_GRAPH:
         compare(s, *o.as<ChildNode>().graph, *n.as<ChildNode>().graph, error);
         break;
@@ -153,6 +159,8 @@ void take_params(Node& to, const Node& from) {
     *e = from.as<EventNode>();
   } else if (ExtSemNode* const x = to.if_kind<ExtSemNode>()) {
     *x = from.as<ExtSemNode>();
+  } else if (MemOpNode* const m = to.if_kind<MemOpNode>()) {
+    *m = from.as<MemOpNode>();
   }
 }
 
@@ -440,6 +448,11 @@ CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
             return CUDA_SUCCESS;
           }
           case CU_GRAPH_NODE_TYPE_EMPTY: return CUDA_SUCCESS;
+          case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+            const CUDA_BATCH_MEM_OP_NODE_PARAMS m{p.memOp.ctx, p.memOp.count, p.memOp.paramArray,
+                                                  p.memOp.flags};
+            return swcu::update_exec_memops(s, n, m);
+          }
           default: return CUDA_ERROR_NOT_SUPPORTED;
         }
       });

@@ -1,13 +1,11 @@
 // External semaphore signal and wait nodes: cuGraphAddExternalSemaphoresSignalNode/WaitNode,
 // their Get/SetParams, cuGraphExecExternalSemaphores*NodeSetParams, and how a launch runs them
-// (exec_launch.cpp calls run_ext_semaphores and semaphore_waits_hold).
+// (exec_launch.cpp calls run_ext_semaphores and semaphores_ready).
 //
-// A signal node stores its semaphores' payloads when it runs (memory/external.hpp). The waits of
-// a graph hold the whole launch back: its stream operation is not ready until every wait node's
-// condition holds (the scheduler polls, as for stream memory waits), and a binary wait consumes
-// its signal when its node runs. Waiting before the first node rather than at the wait node is
-// stricter (software-driver.md): a graph that signals a semaphore and then waits on it itself
-// never starts.
+// A signal node stores its semaphores' payloads when it runs (memory/external.hpp). A wait node
+// is a stream operation of its own in a launch: the scheduler holds back it and what follows it
+// until every semaphore's condition holds (it polls, as for stream memory waits), and a binary
+// wait consumes its signal when its node runs.
 #include "graph/ext_semaphore_nodes.hpp"
 
 #include <algorithm>
@@ -105,25 +103,11 @@ bool holds(const SemaphoreStep& step) {
   return step.timeline ? v >= step.value : v != 0;
 }
 
-void collect_waits(const Graph& g, std::vector<SemaphoreStep>& out) {
-  for (const auto& n : g.nodes) {
-    if (!n->enabled) continue;
-    if (n->type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT) {
-      const auto& steps = n->as<ExtSemNode>().steps;
-      out.insert(out.end(), steps.begin(), steps.end());
-    }
-    n->for_each_embedded([&out](const Graph& child) { collect_waits(child, out); });
-  }
-}
-
 }  // namespace
 
-std::function<bool(State&)> semaphore_waits(const Graph& plan) {
-  std::vector<SemaphoreStep> waits;
-  collect_waits(plan, waits);
-  if (waits.empty()) return nullptr;
-  return
-      [waits = std::move(waits)](State&) { return std::all_of(waits.begin(), waits.end(), holds); };
+bool semaphores_ready(const Node& n) {
+  const auto& steps = n.as<ExtSemNode>().steps;
+  return std::all_of(steps.begin(), steps.end(), holds);
 }
 
 void run_ext_semaphores(const Node& n) {

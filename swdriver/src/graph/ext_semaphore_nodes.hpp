@@ -2,18 +2,16 @@
 // (graph/ext_semaphore_nodes.cpp; exec_launch.cpp calls these).
 #pragma once
 
-#include <functional>
-
 #include "graph/graph.hpp"
 
 namespace swcu {
 
-/// The ready condition of a launch of `plan` (Op::ready, sched.hpp): true once every enabled
-/// external semaphore wait node's condition holds; nullptr when the graph has none.
-[[nodiscard]] std::function<bool(State&)> semaphore_waits(const Graph& plan);
+/// Whether every semaphore of wait node `n` can be taken now (its stream operation's
+/// Op::ready, sched.hpp).
+[[nodiscard]] bool semaphores_ready(const Node& n);
 
 /// Runs an external semaphore signal node (stores the payloads) or wait node (a binary wait
-/// takes the signal; the launch waited for the condition before it started).
+/// takes the signal; its stream operation waited for semaphores_ready()).
 void run_ext_semaphores(const Node& n);
 
 }  // namespace swcu

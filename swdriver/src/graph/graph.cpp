@@ -141,6 +141,7 @@ NodeParams node_kind_of(int type) {
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: return ConditionalNode{};
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return ExtSemNode{};
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return MemOpNode{};
     default: return EmptyNode{};
   }
 }

@@ -1,8 +1,8 @@
 // Graph nodes: what every node has (its place in a graph: id, origins, dependencies) and, per
 // node kind, its own parameter type (KernelNode, CopyNode, FillNode, HostNode, EventNode,
-// ChildNode, AllocNode, FreeNode, ConditionalNode), held in a std::variant. A node is made with
-// its CUgraphNodeType and holds the parameter type of that kind from then on (node_kind_of);
-// `n.as<KernelNode>()` reaches them.
+// ChildNode, AllocNode, FreeNode, ConditionalNode, ExtSemNode, MemOpNode), held in a std::variant.
+// A node is made with its CUgraphNodeType and holds the parameter type of that kind from then on
+// (node_kind_of); `n.as<KernelNode>()` reaches them.
 #pragma once
 
 #include <array>
@@ -112,9 +112,19 @@ struct ExtSemNode {
   std::vector<SemaphoreStep> steps;  ///< one per semaphore, resolved when set
 };
 
+/// A batch memory operation node (graph/memop_nodes.cpp): its operations, checked and decoded,
+/// and the parameters as given, which cuGraphBatchMemOpNodeGetParams hands out.
+struct MemOpNode {
+  CUcontext ctx = nullptr;  ///< as given (a capture's: the stream's context)
+  unsigned flags = 0;       ///< as given (0)
+  std::vector<CUstreamBatchMemOpParams> given;
+  std::vector<MemOp> ops;  ///< what it runs, in order
+};
+
 /// The parameters of a node, one alternative per kind.
-using NodeParams = std::variant<EmptyNode, KernelNode, CopyNode, FillNode, HostNode, EventNode,
-                                ChildNode, AllocNode, FreeNode, ConditionalNode, ExtSemNode>;
+using NodeParams =
+    std::variant<EmptyNode, KernelNode, CopyNode, FillNode, HostNode, EventNode, ChildNode,
+                 AllocNode, FreeNode, ConditionalNode, ExtSemNode, MemOpNode>;
 
 /// Empty parameters of the kind a node of `type` (a CUgraphNodeType) holds.
 [[nodiscard]] NodeParams node_kind_of(int type);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "graph/graph_internal.hpp"
+#include "graph/memop_nodes.hpp"
 #include "module/module.hpp"
 
 namespace swcu {
@@ -333,6 +334,11 @@ CUresult from_union(State& s, Graph& g, Node& n, CUgraphNodeParams& p, bool addi
       return set_event(s, n, p.eventWait.event, CUDA_ERROR_INVALID_VALUE);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       return set_event(s, n, p.eventRecord.event, CUDA_ERROR_INVALID_VALUE);
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+      const CUDA_BATCH_MEM_OP_NODE_PARAMS m{p.memOp.ctx, p.memOp.count, p.memOp.paramArray,
+                                            p.memOp.flags};
+      return set_memop_node(s, n, m);
+    }
     default: break;
   }
   if (!adding) return CUDA_ERROR_NOT_SUPPORTED;
@@ -353,8 +359,7 @@ CUresult from_union(State& s, Graph& g, Node& n, CUgraphNodeParams& p, bool addi
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return make_free(g, p.free.dptr, n.as<FreeNode>());
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: return make_conditional(s, g, n, p.conditional);
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
-    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
-    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return CUDA_ERROR_NOT_SUPPORTED;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }

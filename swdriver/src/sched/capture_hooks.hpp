@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "core/api.hpp"
 #include "sched/sched.hpp"
@@ -31,6 +32,9 @@ using Captured = std::optional<CUresult>;
 [[nodiscard]] Captured capture_alloc(State& s, Queue& q, std::size_t bytes, int device,
                                      CUdeviceptr* out);
 [[nodiscard]] Captured capture_free(State& s, Queue& q, CUdeviceptr address);
+/// cuStreamWaitValue*, cuStreamWriteValue*, cuStreamBatchMemOp (checked): one batch memory
+/// operation node holding `ops`.
+[[nodiscard]] Captured capture_memops(State& s, Queue& q, const std::vector<MemOp>& ops);
 /// An operation a capture cannot represent (cuStreamAddCallback, prefetches): refused while
 /// `q` captures.
 [[nodiscard]] Captured capture_other(State& s, Queue& q);

@@ -1,5 +1,6 @@
-// The shape of a copy or memset: rows of bytes at two addresses, as the copy code runs it and a
-// graph node (graph/node.hpp) or a stream capture (capture_hooks.hpp) records it.
+// The shape of a copy or memset (rows of bytes at two addresses) and a stream memory operation,
+// as the code that runs them has them and a graph node (graph/node.hpp) or a stream capture
+// (capture_hooks.hpp) records them.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,15 @@ struct FillShape {
   unsigned value = 0;
   unsigned element_size = 1;
   std::size_t width = 0, height = 1;
+};
+
+/// One stream memory operation (CUstreamBatchMemOpParams decoded; exec/memops.hpp checks and
+/// runs it).
+struct MemOp {
+  unsigned kind = 0;  ///< CUstreamBatchMemOpType, as the caller gave it
+  std::uint64_t address = 0;
+  std::uint64_t value = 0;
+  unsigned flags = 0;
 };
 
 }  // namespace swcu
