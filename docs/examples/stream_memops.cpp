@@ -1,5 +1,5 @@
 // docs/streams-and-events.md: stream memory operations (a host thread releasing a wait through
-// mapped pinned memory, a batch) and typed stream attributes.
+// mapped pinned memory, a batch, the same wait as a graph node) and typed stream attributes.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +29,19 @@ int main() try {
   gpu.synchronize();  // returns once the host's store released the wait
   host.join();
 
+  // The same in a graph: a memory operation node waits for ticket 2; the write after it runs
+  // once the host posts it.
+  cuwrap::graph g{ctx};
+  cuwrap::memop_batch wait_ticket, write_result;
+  wait_ticket.wait(mailbox.device(), 2u, cuwrap::wait_condition::greater_equal);
+  write_result.write(results.span().subspan(0, 1), 30u);
+  const cuwrap::graph_node waited = cuwrap::add_memops(g, wait_ticket);
+  (void)cuwrap::add_memops(g, write_result, {waited});
+  const cuwrap::graph_exec exec = g.instantiate();
+  exec.launch(gpu);
+  std::atomic_ref<std::uint32_t>(mailbox[0]).store(2);
+  gpu.synchronize();
+
   // Typed attributes: an L2 persistence window over `results` for this stream's kernels.
   gpu.set_access_policy_window({results.data(), results.size_bytes(), 1.0f,
                                 cuwrap::access_property::persisting,
@@ -39,7 +52,7 @@ int main() try {
   cuwrap::copy(out, results);
   std::printf("results %u %u, window %zu bytes\n", out[0], out[1],
               other.access_policy_window().bytes);
-  return out == std::vector<std::uint32_t>{10, 20} ? 0 : 1;
+  return out == std::vector<std::uint32_t>{30, 20} ? 0 : 1;
 } catch (const cuwrap::error& e) {
   std::fprintf(stderr, "%s\n", e.what());
   return 1;

@@ -20,18 +20,13 @@ using swcu::test::create_stream;
 using swcu::test::gr;
 using swcu::test::instantiate;
 
-// Page-locked words the host writes and reads directly (and the device reaches); release()
-// them before their context is destroyed.
+// Page-locked words the host writes and reads directly (and the device reaches).
 struct HostWords {
   explicit HostWords(std::size_t count) {
     void* p = nullptr;
     REQUIRE(api().cuMemHostAlloc(&p, count * 8, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS);
     std::memset(p, 0, count * 8);
     words = static_cast<std::uint32_t*>(p);
-  }
-  void release() {
-    CHECK(api().cuMemFreeHost(words) == CUDA_SUCCESS);
-    words = nullptr;
   }
 
   [[nodiscard]] CUdeviceptr at(std::size_t i) const {
@@ -45,6 +40,34 @@ struct HostWords {
   }
 
   std::uint32_t* words = nullptr;
+};
+
+// A context with page-locked words, a graph and a stream; the executable graphs exec() makes
+// are destroyed with it.
+struct MemopTest : swcu::test::DriverTest {
+  CUcontext ctx = create_context();
+  HostWords w{4};
+  CUgraph g = create_graph();
+  CUstream s = create_stream();
+  std::vector<CUgraphExec> execs;
+
+  MemopTest() = default;
+  ~MemopTest() {  // after a fault broke the context, these may fail: destroying it reclaims all
+    for (CUgraphExec e : execs) gr().cuGraphExecDestroy(e);
+    gr().cuGraphDestroy(g);
+    api().cuStreamDestroy_v2(s);
+    api().cuMemFreeHost(w.words);
+    api().cuCtxDestroy_v2(ctx);
+  }
+  MemopTest(const MemopTest&) = delete;
+  MemopTest& operator=(const MemopTest&) = delete;
+
+  CUgraphExec exec() { return execs.emplace_back(instantiate(g)); }
+  // Launches `e` on the fixture's stream and waits for it.
+  void run(CUgraphExec e) const {
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+  }
 };
 
 CUstreamBatchMemOpParams write32(CUdeviceptr address, std::uint32_t value) {
@@ -83,11 +106,7 @@ CUresult add_memops_result(CUgraph g, std::vector<CUstreamBatchMemOpParams> ops,
 }  // namespace
 
 TEST_SUITE("graph memory operation nodes") {
-  TEST_CASE_FIXTURE(swcu::test::DriverTest,
-                    "a batch memop node keeps a copy of its operations and reports it") {
-    const CUcontext ctx = create_context();
-    HostWords w(2);
-    const CUgraph g = create_graph();
+  TEST_CASE_FIXTURE(MemopTest, "a batch memop node keeps a copy of its operations and reports it") {
     std::vector<CUstreamBatchMemOpParams> ops{write32(w.at(0), 7), wait32(w.at(1), 3)};
     const CUgraphNode n = add_memops(g, ops, ctx);
     ops[0].writeValue.value = 99;  // "the paramArray inside nodeParams is copied"
@@ -114,25 +133,14 @@ TEST_SUITE("graph memory operation nodes") {
     CHECK(out.paramArray[0].writeValue.address == w.at(1));
 
     // Launched, the write lands.
-    const CUgraphExec e = instantiate(g);
-    const CUstream s = create_stream();
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+    const CUgraphExec e = exec();
+    run(e);
     CHECK(w.load(1) == 5);
     CHECK(w.load(0) == 0);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   TEST_CASE_FIXTURE(
-      swcu::test::DriverTest,
-      "bad batch memop node parameters are refused as cuStreamBatchMemOp refuses them") {
-    const CUcontext ctx = create_context();
-    HostWords w(2);
-    const CUgraph g = create_graph();
+      MemopTest, "bad batch memop node parameters are refused as cuStreamBatchMemOp refuses them") {
     CUgraphNode n = nullptr;
     SWCU_TEST_CHECK_RESULT(gr().cuGraphAddBatchMemOpNode(&n, g, nullptr, 0, nullptr),
                            CUDA_ERROR_INVALID_VALUE);
@@ -170,24 +178,16 @@ TEST_SUITE("graph memory operation nodes") {
     SWCU_TEST_CHECK_RESULT(
         add_memops_result(cond.conditional.phGraph_out[0], {write32(w.at(0), 1)}, ctx),
         CUDA_ERROR_INVALID_VALUE);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(managed));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   // A wait in a graph holds back what depends on it, not the streams around it: the launch's
   // work before the wait is done, another stream's work runs, and the host's store releases it.
-  TEST_CASE_FIXTURE(swcu::test::DriverTest,
-                    "a memory wait node holds back only the rest of its launch") {
-    const CUcontext ctx = create_context();
-    HostWords w(4);
-    const CUgraph g = create_graph();
+  TEST_CASE_FIXTURE(MemopTest, "a memory wait node holds back only the rest of its launch") {
     const CUgraphNode before = add_memops(g, {write32(w.at(0), 1)}, ctx);
     const CUgraphNode wait = add_memops(g, {wait32(w.at(1), 2)}, ctx, {before});
     add_memops(g, {write32(w.at(2), 3)}, ctx, {wait});
-    const CUgraphExec e = instantiate(g);
-    const CUstream s = create_stream();
+    const CUgraphExec e = exec();
     const CUstream other = create_stream();
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
     SWCU_TEST_CHECK_RESULT(api().cuStreamQuery(s), CUDA_ERROR_NOT_READY);
@@ -209,42 +209,22 @@ TEST_SUITE("graph memory operation nodes") {
         api().cuStreamWriteValue32(other, w.at(1), 2, 0));  // a stream releases it
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
     CHECK(w.load(2) == 3);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(other));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   // On a GPU independent branches of a graph run concurrently: a branch that does not depend on
   // a wait may release it. Here a wait runs as late as its dependents allow.
-  TEST_CASE_FIXTURE(swcu::test::DriverTest,
-                    "an independent branch of the same graph releases its wait") {
-    const CUcontext ctx = create_context();
-    HostWords w(3);
-    const CUgraph g = create_graph();
+  TEST_CASE_FIXTURE(MemopTest, "an independent branch of the same graph releases its wait") {
     const CUgraphNode wait = add_memops(g, {wait32(w.at(0), 1, CU_STREAM_WAIT_VALUE_EQ)}, ctx);
     add_memops(g, {write32(w.at(1), 4)}, ctx, {wait});
     add_memops(g, {write32(w.at(0), 1)}, ctx);  // added last, no dependency
-    const CUgraphExec e = instantiate(g);
-    const CUstream s = create_stream();
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+    const CUgraphExec e = exec();
+    run(e);
     CHECK(w.load(1) == 4);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   // An event wait node in the middle of a graph: the nodes before it run at once.
-  TEST_CASE_FIXTURE(swcu::test::DriverTest,
-                    "an event wait node holds back only the nodes after it") {
-    const CUcontext ctx = create_context();
-    HostWords w(3);
-    const CUstream s = create_stream();
+  TEST_CASE_FIXTURE(MemopTest, "an event wait node holds back only the nodes after it") {
     const CUstream producer = create_stream();
     CUevent ev = nullptr;
     SWCU_TEST_REQUIRE_SUCCESS(api().cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
@@ -252,12 +232,11 @@ TEST_SUITE("graph memory operation nodes") {
     SWCU_TEST_REQUIRE_SUCCESS(
         api().cuStreamWaitValue32(producer, w.at(0), 1, CU_STREAM_WAIT_VALUE_EQ));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuEventRecord(ev, producer));
-    const CUgraph g = create_graph();
     const CUgraphNode first = add_memops(g, {write32(w.at(1), 1)}, ctx);
     CUgraphNode wait = nullptr;
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphAddEventWaitNode(&wait, g, &first, 1, ev));
     add_memops(g, {write32(w.at(2), 2)}, ctx, {wait});
-    const CUgraphExec e = instantiate(g);
+    const CUgraphExec e = exec();
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
     SWCU_TEST_CHECK_RESULT(api().cuStreamQuery(s), CUDA_ERROR_NOT_READY);
     CHECK(w.load(1) == 1);
@@ -265,27 +244,19 @@ TEST_SUITE("graph memory operation nodes") {
     w.store(0, 1);
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
     CHECK(w.load(2) == 2);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuEventDestroy_v2(ev));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(producer));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   // Capturing cuStreamWaitValue32, cuStreamWriteValue32 and cuStreamBatchMemOp records batch
   // memop nodes (one per call), which the launches then run.
-  TEST_CASE_FIXTURE(swcu::test::DriverTest, "stream capture records memory operations as nodes") {
-    const CUcontext ctx = create_context();
-    HostWords w(4);
-    const CUstream s = create_stream();
+  TEST_CASE_FIXTURE(MemopTest, "stream capture records memory operations as nodes") {
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamWaitValue32(s, w.at(0), 1, CU_STREAM_WAIT_VALUE_GEQ));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamWriteValue32(s, w.at(1), 5, 0));
     std::vector<CUstreamBatchMemOpParams> batch{write32(w.at(2), 6), write32(w.at(3), 7)};
     SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamBatchMemOp(s, 2, batch.data(), 0));
-    CUgraph g = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));  // the capture's graph replaces it
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuStreamEndCapture(s, &g));
     CHECK(w.load(1) == 0);  // captured, not run
     const std::vector<CUgraphNode> nodes = swcu::test::nodes_of(g);
@@ -306,7 +277,7 @@ TEST_SUITE("graph memory operation nodes") {
     CHECK(first.paramArray[0].waitValue.operation == CU_STREAM_MEM_OP_WAIT_VALUE_32);
     CHECK(first.paramArray[0].waitValue.address == w.at(0));
     CHECK(first.paramArray[0].waitValue.flags == CU_STREAM_WAIT_VALUE_GEQ);
-    const CUgraphExec e = instantiate(g);
+    const CUgraphExec e = exec();
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
     SWCU_TEST_CHECK_RESULT(api().cuStreamQuery(s), CUDA_ERROR_NOT_READY);
     w.store(0, 1);
@@ -314,25 +285,16 @@ TEST_SUITE("graph memory operation nodes") {
     CHECK(w.load(1) == 5);
     CHECK(w.load(2) == 6);
     CHECK(w.load(3) == 7);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   // cuGraphExecBatchMemOpNodeSetParams: "op.waitValue.address, value, flags bits corresponding
   // to wait type (i.e. CU_STREAM_WAIT_VALUE_FLUSH bit cannot be modified),
   // op.writeValue.address, value" may change; "the context, count or type of operations, and
   // other types of operations such as membars, may not be modified".
-  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+  TEST_CASE_FIXTURE(MemopTest,
                     "an executable graph's memop node takes new addresses and values only") {
-    const CUcontext ctx = create_context();
-    HostWords w(4);
-    const CUgraph g = create_graph();
     const CUgraphNode n = add_memops(g, {wait32(w.at(0), 0), write32(w.at(1), 1)}, ctx);
-    const CUgraphExec e = instantiate(g);
-    const CUstream s = create_stream();
+    const CUgraphExec e = exec();
     const auto exec_set = [&](std::vector<CUstreamBatchMemOpParams> ops, CUcontext c) {
       const CUDA_BATCH_MEM_OP_NODE_PARAMS p{c, static_cast<unsigned>(ops.size()), ops.data(), 0};
       return gr().cuGraphExecBatchMemOpNodeSetParams(e, n, &p);
@@ -351,8 +313,7 @@ TEST_SUITE("graph memory operation nodes") {
     SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxPopCurrent_v2(&popped));  // `ctx` is current again
     SWCU_TEST_CHECK_RESULT(exec_set({wait32(w.at(3), 0), write32(w.at(2), 8)}, other),
                            CUDA_ERROR_INVALID_VALUE);  // the context
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+    run(e);
     CHECK(w.load(2) == 8);  // the update's write
     CHECK(w.load(1) == 0);  // not the node's
     // The graph's node is not modified by the call.
@@ -366,8 +327,7 @@ TEST_SUITE("graph memory operation nodes") {
     generic.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     generic.memOp = {ctx, 2, ops.data(), 0};
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecNodeSetParams(e, n, &generic));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+    run(e);
     CHECK(w.load(1) == 9);
 
     // A whole-graph update takes changed values, and refuses another count.
@@ -376,8 +336,7 @@ TEST_SUITE("graph memory operation nodes") {
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphBatchMemOpNodeSetParams(n, &node_set));
     CUgraphExecUpdateResultInfo info{};
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecUpdate(e, g, &info));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+    run(e);
     CHECK(w.load(1) == 11);
     const CUDA_BATCH_MEM_OP_NODE_PARAMS shorter{ctx, 1, node_ops.data(), 0};
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphBatchMemOpNodeSetParams(n, &shorter));
@@ -385,19 +344,11 @@ TEST_SUITE("graph memory operation nodes") {
                            CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
     CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
     CHECK(info.errorNode == n);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
     SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(other));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
-  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+  TEST_CASE_FIXTURE(MemopTest,
                     "cuGraphAddNode and cuGraphNodeSetParams make and change memop nodes") {
-    const CUcontext ctx = create_context();
-    HostWords w(2);
-    const CUgraph g = create_graph();
     std::vector<CUstreamBatchMemOpParams> ops{write32(w.at(0), 3)};
     CUgraphNodeParams p{};
     p.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
@@ -408,35 +359,23 @@ TEST_SUITE("graph memory operation nodes") {
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphNodeSetParams(n, &p));
     p.memOp.flags = 2;
     SWCU_TEST_CHECK_RESULT(gr().cuGraphNodeSetParams(n, &p), CUDA_ERROR_INVALID_VALUE);
-    const CUgraphExec e = instantiate(g);
-    const CUstream s = create_stream();
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamSynchronize(s));
+    const CUgraphExec e = exec();
+    run(e);
     CHECK(w.load(0) == 0);
     CHECK(w.load(1) == 4);
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphExecDestroy(e));
-    SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphDestroy(g));
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuStreamDestroy_v2(s));
-    w.release();
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));
   }
 
   // A wait on memory freed after the node was made faults when the launch reaches it; the nodes
   // after it do not run, and the context is broken, as by any illegal address.
-  TEST_CASE_FIXTURE(swcu::test::DriverTest, "a memop node on freed memory faults its launch") {
-    const CUcontext ctx = create_context();
-    HostWords w(1);
+  TEST_CASE_FIXTURE(MemopTest, "a memop node on freed memory faults its launch") {
     CUdeviceptr gone = 0;
     SWCU_TEST_REQUIRE_SUCCESS(api().cuMemAlloc_v2(&gone, 64));
-    const CUgraph g = create_graph();
     const CUgraphNode wait = add_memops(g, {wait32(gone, 0)}, ctx);
     add_memops(g, {write32(w.at(0), 1)}, ctx, {wait});
-    const CUgraphExec e = instantiate(g);
+    const CUgraphExec e = exec();
     SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(gone));
-    const CUstream s = create_stream();
     SWCU_TEST_REQUIRE_SUCCESS(gr().cuGraphLaunch(e, s));
     SWCU_TEST_CHECK_RESULT(api().cuStreamSynchronize(s), CUDA_ERROR_ILLEGAL_ADDRESS);
     CHECK(w.load(0) == 0);
-    SWCU_TEST_REQUIRE_SUCCESS(api().cuCtxDestroy_v2(ctx));  // reclaims the broken context's memory
   }
 }

@@ -9,6 +9,7 @@
 
 #include "call_checks.hpp"
 #include "cuwrap/cuwrap.hpp"
+#include "fault_sweep.hpp"
 #include "sw_fixture.hpp"
 
 using cuwrap::testing::check_one_call;
@@ -94,5 +95,24 @@ TEST_SUITE("graph") {
     other.write_value(word(0), 2u);
     s.synchronize();
     CHECK(read() == std::vector<std::uint32_t>{2, 3, 0, 0});
+  }
+
+  // Each driver call of building, instantiating, updating and launching a memop graph failing in
+  // turn: the error escapes with the injected code and nothing is left behind.
+  TEST_CASE_FIXTURE(sw_fixture, "a fault in any call of a memop graph leaks nothing") {
+    const int points = cuwrap::testing::fault_sweep([] {
+      cuwrap::primary_context ctx{cuwrap::device::get(0)};
+      cuwrap::stream s{ctx};
+      cuwrap::device_buffer<std::uint32_t> word{ctx, 1};
+      cuwrap::graph g{ctx};
+      cuwrap::memop_batch batch;
+      batch.write(word.span(), 1u).wait(word.span(), 1u);
+      const cuwrap::graph_node node = cuwrap::add_memops(g, batch);
+      const cuwrap::graph_exec exec = g.instantiate();
+      cuwrap::set_memops(exec, node, batch);
+      exec.launch(s);
+      s.synchronize();
+    });
+    CHECK(points >= 6);
   }
 }

@@ -7,7 +7,11 @@
 //   graph_memory.cpp   graph memory (allocation and free nodes) and the devices' usage of it
 //   conditional.cpp    conditional handles and conditional nodes' parameters
 //   graph_exec.cpp     instantiating and destroying executable graphs (exec_internal.hpp)
-//   exec_launch.cpp    launching and uploading them, running their nodes, set_conditional
+//   exec_launch.cpp    launching and uploading them (a launch: segments of nodes and one stream
+//                      operation per node that waits), running their nodes, set_conditional
+//   memop_nodes.cpp    batch memory operation nodes
+//   ext_semaphore_nodes.cpp  external semaphore signal and wait nodes
+//   kernel_attributes.cpp  launch attributes of kernel nodes (cuGraphKernelNode*Attribute)
 //   exec_update.cpp    whole-graph and per-node updates, enabling and disabling nodes
 //   capture.cpp        stream capture into graphs
 //   user_object.cpp    the user objects graphs hold
