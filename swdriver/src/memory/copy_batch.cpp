@@ -41,6 +41,7 @@ CUresult batch_stream(State& s, CUstream stream, NullStream null, std::shared_pt
 // Stages what the order asks to be read during the call, and pageable sources of copies that do
 // not run at once.
 void stage_if_needed(State& s, Queue& q, Copy3D& c, int order) {
+  c.during_call = order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
   if (c.bytes() == 0) return;
   if (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || (c.src.pageable && !runs_at_once(q))) {
     stage_source(s, c);
