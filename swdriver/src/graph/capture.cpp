@@ -444,6 +444,12 @@ Captured capture_nodes(State& s, Queue& q, bool sync, const MakeNodes& make) {
   return CUDA_SUCCESS;
 }
 
+Captured capture_refused(State&, Queue& q) {
+  Gate g = gate(q);
+  if (!g.capture) return g.result;
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the capture stays valid
+}
+
 Captured capture_other(State&, Queue& q) {
   Gate g = gate(q);
   if (!g.capture) return g.result;

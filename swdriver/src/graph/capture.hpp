@@ -59,10 +59,10 @@ struct CapturedRecord {
 using MakeNodes = std::function<CUresult(std::vector<std::unique_ptr<Node>>&)>;
 
 /// The hook of the calls whose capture the layers below build as nodes themselves (copies with
-/// arrays, batches, external semaphores: graph/copy_nodes.cpp, graph/ext_semaphore_nodes.cpp).
-/// While `q` captures, records the nodes `make` makes side by side: each after the stream's
-/// dependency set, none after another, and then they are its dependency set (a batch of copies
-/// is several nodes). `sync`, or a kind a conditional body refuses while capturing into one, is
+/// arrays or several slices, external semaphores: graph/copy_nodes.cpp,
+/// graph/ext_semaphore_nodes.cpp). While `q` captures, records the nodes `make` makes side by
+/// side: each after the stream's dependency set, none after another, and then they are its
+/// dependency set. `sync`, or a kind a conditional body refuses while capturing into one, is
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture.
 [[nodiscard]] Captured capture_nodes(State& s, Queue& q, bool sync, const MakeNodes& make);
 

@@ -113,12 +113,10 @@ bool copies_array(const CopyNode& c) noexcept {
 }
 
 // A stream capture records each copy as a memcpy node that reads its source when the graph runs
-// (a staged source is dropped). A batch copy with CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
-// cannot be: "all accesses must be complete before the API call returns".
+// (a staged source is dropped).
 Captured capture_copies(State& s, Queue& q, bool sync, const std::vector<Copy3D>& copies) {
   return capture_nodes(s, q, sync, [&](std::vector<std::unique_ptr<Node>>& out) -> CUresult {
     for (const Copy3D& c : copies) {
-      if (c.during_call) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
       auto n = std::make_unique<Node>(CU_GRAPH_NODE_TYPE_MEMCPY);
       CopyNode& node = n->as<CopyNode>();
       node.params = params_of(c);

@@ -2,6 +2,7 @@
 // graph memory (graph_memory.hpp) and conditional handles. The files of graph/, one job each:
 //   graph.cpp          handles and graveyards, graph lifecycle, clone, copy, topological order
 //   node_params.cpp    checking node parameters and making what a node keeps
+//   copy_nodes.cpp     memcpy nodes with CUDA arrays or several slices, and their capture
 //   graph_api.cpp      structure queries and edges (cuGraphGetNodes, cuGraphAddDependencies...)
 //   node_api.cpp       adding nodes, the per-kind getters and setters
 //   graph_memory.cpp   graph memory (allocation and free nodes) and the devices' usage of it
@@ -10,6 +11,7 @@
 //   exec_launch.cpp    launching and uploading them, running their nodes, set_conditional
 //   exec_update.cpp    whole-graph and per-node updates, enabling and disabling nodes
 //   capture.cpp        stream capture into graphs
+//   ext_semaphore_nodes.cpp  external semaphore nodes, their launch and their capture
 //   user_object.cpp    the user objects graphs hold
 //   dot.cpp            cuGraphDebugDotPrint
 // graph_internal.hpp holds what the graph-building files share.

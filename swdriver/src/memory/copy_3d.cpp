@@ -209,7 +209,7 @@ Op copies_op(std::vector<Copy3D> copies, int device) {
 
 CUresult submit_copies(State& s, Lock& lock, Queue& q, std::vector<Copy3D> copies, bool wait) {
   const bool linear = copies.size() == 1 && !copies[0].dst.is_array && !copies[0].src.is_array &&
-                      copies[0].depth <= 1 && !copies[0].during_call;
+                      copies[0].depth <= 1;
   if (linear) {
     const Copy3D& c = copies[0];
     const CopyShape shape{c.dst.address,

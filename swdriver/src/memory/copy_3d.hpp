@@ -42,9 +42,6 @@ struct Copy3D {
   /// The source, copied at the call (pageable memory of an Async call, or a batch copy whose
   /// source access order lets it be read during the call); tightly packed.
   std::shared_ptr<std::vector<unsigned char>> staged;
-  /// A batch copy whose source may be read only during the call
-  /// (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL): a stream capture cannot record it.
-  bool during_call = false;
 
   [[nodiscard]] std::size_t bytes() const noexcept { return width * height * depth; }
 };
@@ -86,16 +83,15 @@ void stage_source(State& s, Copy3D& c);
 
 /// Enqueues (or, `wait`, runs to completion) the copies in `q` as one operation, or records them
 /// when `q` captures: a single linear copy of one slice through capture_copy, anything else
-/// (array sides, several slices, batches) through capture_copies.
+/// (array sides, several slices) through capture_copies. (Batches refuse a capture first.)
 [[nodiscard]] CUresult submit_copies(State& s, Lock& lock, Queue& q, std::vector<Copy3D> copies,
                                      bool wait);
 
-/// The capture hook of copies with array sides or several slices, and of batches (defined by
+/// The capture hook of copies with array sides or several slices (defined by
 /// graph/copy_nodes.cpp, like the hooks of sched/capture_hooks.hpp): each copy becomes one memcpy
-/// node after the stream's capture dependencies, with no edges between them (copies of a batch
-/// are unordered: cuMemcpyBatchAsync), and they all become its dependencies. A synchronous call,
-/// or a copy with `during_call`, is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the
-/// capture.
+/// node after the stream's capture dependencies, with no edges between copies of one call, and
+/// they all become its dependencies. A synchronous call is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+/// and invalidates the capture.
 [[nodiscard]] Captured capture_copies(State& s, Queue& q, bool sync,
                                       const std::vector<Copy3D>& copies);
 

@@ -8,11 +8,13 @@
 // Source access orders: CU_MEMCPY_SRC_ACCESS_ORDER_STREAM reads the source when the batch runs
 // (pageable memory is staged, as for any Async copy); DURING_API_CALL and ANY read it during the
 // call (it is staged), which both allow. Location hints and
-// CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE are hints: checked, then ignored.
+// CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE are hints: checked, then ignored. While the stream
+// captures, a batch is refused and recorded nowhere (capture_refused), as the driver does.
 #include <limits>
 
 #include "memory/array.hpp"
 #include "memory/copy_3d.hpp"
+#include "sched/capture_hooks.hpp"
 
 namespace swcu {
 namespace {
@@ -41,7 +43,6 @@ CUresult batch_stream(State& s, CUstream stream, NullStream null, std::shared_pt
 // Stages what the order asks to be read during the call, and pageable sources of copies that do
 // not run at once.
 void stage_if_needed(State& s, Queue& q, Copy3D& c, int order) {
-  c.during_call = order == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
   if (c.bytes() == 0) return;
   if (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || (c.src.pageable && !runs_at_once(q))) {
     stage_source(s, c);
@@ -92,6 +93,7 @@ CUresult batch(Sym sym, NullStream null, CUdeviceptr* dsts, CUdeviceptr* srcs, s
       }
       stage_if_needed(s, *q, c, raw(attrs[k].srcAccessOrder));
     }
+    if (const auto r = capture_refused(s, *q)) return *r;
     return submit_copies(s, lock, *q, std::move(copies), false);
   });
 }
@@ -171,6 +173,7 @@ CUresult batch_3d(Sym sym, NullStream null, size_t num_ops, CUDA_MEMCPY3D_BATCH_
       if (const CUresult r = operand(s, op.src, op.extent, element, c.src)) return fail(r);
       stage_if_needed(s, *q, c, raw(op.srcAccessOrder));
     }
+    if (const auto r = capture_refused(s, *q)) return *r;
     return submit_copies(s, lock, *q, std::move(copies), false);
   });
 }
