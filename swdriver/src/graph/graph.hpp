@@ -134,7 +134,8 @@ void reclaim_graphs(State& s, Context& ctx) noexcept;
 
 /// Node parameters: checked and turned into what a node keeps.
 [[nodiscard]] CUresult make_kernel(State& s, const CUDA_KERNEL_NODE_PARAMS_v2& p, KernelNode& out);
-/// A memcpy node's copy (Depth 1, no CUDA arrays), checked like an enqueued copy's.
+/// A memcpy node's copy (Depth 1, no CUDA arrays: copy_nodes.hpp makes the others), checked like
+/// an enqueued copy's.
 [[nodiscard]] CUresult make_copy(State& s, const CUDA_MEMCPY3D& p, CopyShape& out);
 /// A memset node's fill, checked like an enqueued memset's.
 [[nodiscard]] CUresult make_fill(State& s, const CUDA_MEMSET_NODE_PARAMS& p, FillShape& out);
