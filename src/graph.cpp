@@ -247,6 +247,15 @@ graph_node graph_ref::add_copy_bytes(CUdeviceptr dst, CUdeviceptr src, std::size
                handle_, n, "cuGraphAddMemcpyNode", "memcpy", where);
 }
 
+graph_node graph_ref::add_copy_3d_params(const CUDA_MEMCPY3D& params, dependencies after,
+                                         std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph", "add_copy_3d", where);
+  CUgraphNode n{};
+  return added(
+      drv().cuGraphAddMemcpyNode(&n, handle_, after.data(), after.size(), &params, context_),
+      handle_, n, "cuGraphAddMemcpyNode", "memcpy", where);
+}
+
 graph_node graph_ref::add_fill_bits(CUdeviceptr dst, unsigned value, std::size_t element_size,
                                     std::size_t count, dependencies after,
                                     std::source_location where) const {
@@ -545,6 +554,13 @@ void graph_exec_ref::set_copy_bytes(graph_node node, CUdeviceptr dst, CUdevicept
   detail::expect_not_moved_from(!empty(), "graph_exec", "set_copy_params", where);
   const auto p = copy_params(dst, src, bytes);
   check(drv().cuGraphExecMemcpyNodeSetParams(handle_, node.get(), &p, context_),
+        "cuGraphExecMemcpyNodeSetParams", where);
+}
+
+void graph_exec_ref::set_copy_3d_params(graph_node node, const CUDA_MEMCPY3D& params,
+                                        std::source_location where) const {
+  detail::expect_not_moved_from(!empty(), "graph_exec", "set_copy_3d", where);
+  check(drv().cuGraphExecMemcpyNodeSetParams(handle_, node.get(), &params, context_),
         "cuGraphExecMemcpyNodeSetParams", where);
 }
 

@@ -1,9 +1,11 @@
-// Synchronous copies and fills without a current context (include/cuwrap/copy.hpp): the cold
-// path makes the call again in the context of the device memory it touches.
+// Synchronous copies and fills without a current context (include/cuwrap/copy.hpp, and copy_3d
+// in include/cuwrap/copy_3d.hpp): the cold path makes the call again in the context of the
+// device memory it touches.
 #include <cstdio>
 #include <string>
 
 #include "cuwrap/copy.hpp"
+#include "cuwrap/copy_3d.hpp"
 #include "cuwrap/error.hpp"
 
 namespace cuwrap::detail {
@@ -105,6 +107,44 @@ void sync_failed(CUresult result, const sync_operation& operation, const char* a
   CUcontext popped = nullptr;
   const CUresult pop = driver().cuCtxPopCurrent(&popped);
   check(again, api, where);
+  check(pop, "cuCtxPopCurrent", where);
+}
+
+// The context of one side of a 3D copy: an array's as its owner gave it (`array_context`),
+// else that of the device memory at the side's address.
+CUcontext side_context(CUmemorytype type, CUdeviceptr device, const void* host,
+                       CUcontext array_context) noexcept {
+  switch (type) {
+    case CU_MEMORYTYPE_ARRAY: return array_context;
+    case CU_MEMORYTYPE_HOST: return owner_of(reinterpret_cast<CUdeviceptr>(host)).context;
+    default: return owner_of(device).context;
+  }
+}
+
+void copy_3d_failed(CUresult result, const CUDA_MEMCPY3D& desc, CUcontext dst_context,
+                    CUcontext src_context, std::source_location where) {
+  CUcontext current = nullptr;
+  if (result != CUDA_ERROR_INVALID_CONTEXT || driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
+      current != nullptr) {
+    check_sync(result, "cuMemcpy3D", where);
+    return;
+  }
+  CUcontext ctx = side_context(desc.dstMemoryType, desc.dstDevice, desc.dstHost, dst_context);
+  if (ctx == nullptr) {
+    ctx = side_context(desc.srcMemoryType, desc.srcDevice, desc.srcHost, src_context);
+  }
+  if (ctx == nullptr) {
+    throw_error(make_error_code(CUDA_ERROR_INVALID_CONTEXT), "cuMemcpy3D",
+                "no context is current, and neither side is an owning array or device memory "
+                "of a context (an array_view does not say its context); synchronous copies run "
+                "in the current context: make one current with cuwrap::scoped_current_context",
+                where);
+  }
+  check(driver().cuCtxPushCurrent(ctx), "cuCtxPushCurrent", where);
+  const CUresult again = driver().cuMemcpy3D(&desc);
+  CUcontext popped = nullptr;
+  const CUresult pop = driver().cuCtxPopCurrent(&popped);
+  check(again, "cuMemcpy3D", where);
   check(pop, "cuCtxPopCurrent", where);
 }
 

@@ -246,6 +246,11 @@ class array : public detail::unique_handle<detail::array_traits> {
   [[nodiscard]] array_extent extent() const noexcept { return state().extent; }
   /// The flags as created (no driver call).
   [[nodiscard]] array_flags flags() const noexcept { return state().flags; }
+  /// The context the array was made in (no driver call; the driver has no query for it); null
+  /// when moved from.
+  [[nodiscard]] CUcontext context() const noexcept {
+    return state().ctx ? state().ctx->handle : nullptr;
+  }
   /// The typed view (element extents at least 1). Throws cuwrap::usage_error if moved from.
   [[nodiscard]] array_view<T, Channels> view(
       std::source_location where = std::source_location::current()) const {

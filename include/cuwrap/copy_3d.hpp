@@ -43,6 +43,14 @@ namespace detail {
                                      std::source_location where);
 [[noreturn]] void throw_extent_mismatch(const char* api, extent_3d dst, extent_3d src,
                                         std::source_location where);
+/// The cold path of a synchronous copy_3d the driver refused with `result`. With no context
+/// current (CUDA_ERROR_INVALID_CONTEXT; cuMemcpy3D runs in the current context's default
+/// stream), the call is made again with a context pushed: the destination's (an owning array's
+/// `dst_context`, else the context of the device memory at its address), else the source's;
+/// with none to be found it throws saying what to make current. Anything else throws as check().
+/// Defined in src/sync_memory.cpp, beside the other synchronous copies' cold path.
+[[gnu::cold]] void copy_3d_failed(CUresult result, const CUDA_MEMCPY3D& desc, CUcontext dst_context,
+                                  CUcontext src_context, std::source_location where);
 }  // namespace detail
 
 /// One side of a 3D copy: a region of linear memory (host or device: the driver tells them apart
@@ -83,14 +91,17 @@ class volume {
   requires std::is_same_v<std::remove_const_t<E>, array_element_t<T, C>>
   constexpr volume(array_view<T, C> a) noexcept  // NOLINT(google-explicit-constructor)
       : array_{a.get()}, size_{a.width(), a.height(), a.depth()} {}
-  /// A whole owning array.
+  /// A whole owning array (its context is remembered: a synchronous copy_3d with no context
+  /// current runs in it).
   template <class T, unsigned C>
   requires std::is_same_v<std::remove_const_t<E>, array_element_t<T, C>> volume(
       const array<T, C>& a)  // NOLINT(google-explicit-constructor)
-      : volume{static_cast<array_view<T, C>>(a)} {}
+      : volume{static_cast<array_view<T, C>>(a)} {
+    context_ = a.context();
+  }
   /// volume<T> converts to volume<const T>.
   constexpr operator volume<const E>() const noexcept {  // NOLINT(google-explicit-constructor)
-    return volume<const E>::from_parts(data_, array_, pitch_, slice_rows_, at_, size_);
+    return volume<const E>::from_parts(data_, array_, pitch_, slice_rows_, at_, size_, context_);
   }
 
   /// The part of this region at `at` (relative to it) of `size`. Throws errc::invalid_value
@@ -126,11 +137,14 @@ class volume {
   [[nodiscard]] constexpr std::size_t slice_rows() const noexcept { return slice_rows_; }
   /// The region's offset in the array (array sides).
   [[nodiscard]] constexpr offset_3d array_offset() const noexcept { return at_; }
+  /// The context of an array side made from an owning array; null otherwise.
+  [[nodiscard]] constexpr CUcontext array_context() const noexcept { return context_; }
 
   /// Builds a volume from its parts (the const conversion).
   [[nodiscard]] static constexpr volume from_parts(E* data, CUarray a, std::size_t pitch,
                                                    std::size_t slice_rows, offset_3d at,
-                                                   extent_3d size) noexcept {
+                                                   extent_3d size,
+                                                   CUcontext context = nullptr) noexcept {
     volume v;
     v.data_ = data;
     v.array_ = a;
@@ -138,6 +152,7 @@ class volume {
     v.slice_rows_ = slice_rows;
     v.at_ = at;
     v.size_ = size;
+    v.context_ = context;
     return v;
   }
 
@@ -155,6 +170,7 @@ class volume {
   std::size_t pitch_ = 0, slice_rows_ = 0;
   offset_3d at_;
   extent_3d size_;
+  CUcontext context_ = nullptr;
 };
 
 /// A dense volume over host or device memory `r` (std::vector, device_buffer, device_span...):
@@ -209,13 +225,18 @@ CUDA_MEMCPY3D describe_3d(const volume<E>& dst, const volume<const E>& src, cons
 
 /// Copies region `src` into region `dst` (same extents, else errc::invalid_value naming both
 /// before any driver call). Any mix of host, device, pitched and array memory; returns when
-/// done (cuMemcpy3D; one driver call, in the current context).
+/// done (cuMemcpy3D; one driver call in the current context). With no context current it runs
+/// in the context of the memory it touches, as the synchronous copies do (copy.hpp): an owning
+/// array's, or device memory's.
 template <class E>
 void copy_3d(volume<E> dst, std::type_identity_t<volume<const E>> src,
              std::source_location where = std::source_location::current()) {
   static_assert(!std::is_const_v<E>, "copy_3d into const memory");
   const CUDA_MEMCPY3D d = detail::describe_3d(dst, src, "cuMemcpy3D", where);
-  check(detail::driver().cuMemcpy3D(&d), "cuMemcpy3D", where);
+  const CUresult r = detail::driver().cuMemcpy3D(&d);
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    detail::copy_3d_failed(r, d, dst.array_context(), src.array_context(), where);
+  }
 }
 
 /// Queues copy_3d on `s` (cuMemcpy3DAsync; one driver call).

@@ -14,6 +14,7 @@
 #include "cuwrap/event.hpp"
 #include "cuwrap/external_memory.hpp"
 #include "cuwrap/graph.hpp"
+#include "cuwrap/graph_copy_3d.hpp"
 #include "cuwrap/graph_ext_semaphore.hpp"
 #include "cuwrap/graph_memops.hpp"
 #include "cuwrap/green_context.hpp"

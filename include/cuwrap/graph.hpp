@@ -313,6 +313,12 @@ class graph_ref {
     return add_copy_bytes(d.address(), s.address(), bytes, after, where);
   }
 
+  /// A memcpy node from a whole CUDA_MEMCPY3D (cuGraphAddMemcpyNode, in the graph's context):
+  /// the form of any copy the driver takes, CUDA arrays and several slices included. The typed
+  /// form is add_copy_3d (<cuwrap/graph_copy_3d.hpp>).
+  graph_node add_copy_3d_params(const CUDA_MEMCPY3D& params, dependencies after = {},
+                                std::source_location where = std::source_location::current()) const;
+
   /// Sets every element of `dst` to `value` (1-, 2- or 4-byte elements; cuGraphAddMemsetNode).
   template <device_memory Dst,
             class T = typename decltype(as_device_span(std::declval<Dst&>()))::value_type>
@@ -562,6 +568,12 @@ class graph_exec_ref {
     const auto bytes = detail::checked_copy_size(d, s, "cuGraphExecMemcpyNodeSetParams", where);
     set_copy_bytes(node, d.address(), s.address(), bytes, where);
   }
+  /// New parameters for memcpy node `node` from a whole CUDA_MEMCPY3D
+  /// (cuGraphExecMemcpyNodeSetParams). The driver takes only 1-dimensional copies between the
+  /// same kinds of memory of the same contexts. The typed form is set_copy_3d
+  /// (<cuwrap/graph_copy_3d.hpp>).
+  void set_copy_3d_params(graph_node node, const CUDA_MEMCPY3D& params,
+                          std::source_location where = std::source_location::current()) const;
   /// New destination and value for memset node `node` (cuGraphExecMemsetNodeSetParams).
   template <device_memory Dst,
             class T = typename decltype(as_device_span(std::declval<Dst&>()))::value_type>

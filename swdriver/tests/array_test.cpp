@@ -3,24 +3,13 @@
 // with the context, capacity, and fault rules.
 #include <string>
 
+#include "array_support.hpp"
 #include "sched_support.hpp"
 
 namespace {
 
+using swcu::test::array_desc;
 using swcu::test::create_context;
-
-CUDA_ARRAY3D_DESCRIPTOR desc3d(std::size_t w, std::size_t h, std::size_t d,
-                               CUarray_format format = CU_AD_FORMAT_FLOAT, unsigned channels = 1,
-                               unsigned flags = 0) {
-  CUDA_ARRAY3D_DESCRIPTOR desc{};
-  desc.Width = w;
-  desc.Height = h;
-  desc.Depth = d;
-  desc.Format = format;
-  desc.NumChannels = channels;
-  desc.Flags = flags;
-  return desc;
-}
 
 int attribute(CUdevice_attribute a) {
   int v = 0;
@@ -76,21 +65,22 @@ TEST_SUITE("arrays") {
       CUDA_ARRAY3D_DESCRIPTOR desc;
       const char* what;
     } shapes[] = {
-        {desc3d(100, 0, 0), "1D"},
-        {desc3d(100, 7, 0), "2D"},
-        {desc3d(10, 7, 3), "3D"},
-        {desc3d(100, 0, 5, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED), "1D layered"},
-        {desc3d(9, 7, 5, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED), "2D layered"},
-        {desc3d(8, 8, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), "cubemap"},
-        {desc3d(8, 8, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED),
+        {array_desc(100, 0, 0, CU_AD_FORMAT_FLOAT), "1D"},
+        {array_desc(100, 7, 0, CU_AD_FORMAT_FLOAT), "2D"},
+        {array_desc(10, 7, 3, CU_AD_FORMAT_FLOAT), "3D"},
+        {array_desc(100, 0, 5, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED), "1D layered"},
+        {array_desc(9, 7, 5, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED), "2D layered"},
+        {array_desc(8, 8, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), "cubemap"},
+        {array_desc(8, 8, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED),
          "cubemap layered"},
-        {desc3d(16, 16, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, CUDA_ARRAY3D_TEXTURE_GATHER), "gather"},
-        {desc3d(16, 16, 4, CU_AD_FORMAT_SIGNED_INT32, 2, CUDA_ARRAY3D_SURFACE_LDST), "surface"},
-        {desc3d(16, 16, 0, CU_AD_FORMAT_UNORM_INT8X4, 4), "unorm 8x4"},
-        {desc3d(16, 16, 0, CU_AD_FORMAT_SNORM_INT16X2, 2), "snorm 16x2"},
-        {desc3d(16, 16, 0, CU_AD_FORMAT_UNORM_INT_101010_2, 4), "R10G10B10A2"},
-        {desc3d(16, 16, 0, CU_AD_FORMAT_BC1_UNORM, 4), "BC1"},
-        {desc3d(17, 9, 0, CU_AD_FORMAT_BC6H_UF16, 3), "BC6H"},
+        {array_desc(16, 16, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, CUDA_ARRAY3D_TEXTURE_GATHER),
+         "gather"},
+        {array_desc(16, 16, 4, CU_AD_FORMAT_SIGNED_INT32, 2, CUDA_ARRAY3D_SURFACE_LDST), "surface"},
+        {array_desc(16, 16, 0, CU_AD_FORMAT_UNORM_INT8X4, 4), "unorm 8x4"},
+        {array_desc(16, 16, 0, CU_AD_FORMAT_SNORM_INT16X2, 2), "snorm 16x2"},
+        {array_desc(16, 16, 0, CU_AD_FORMAT_UNORM_INT_101010_2, 4), "R10G10B10A2"},
+        {array_desc(16, 16, 0, CU_AD_FORMAT_BC1_UNORM, 4), "BC1"},
+        {array_desc(17, 9, 0, CU_AD_FORMAT_BC6H_UF16, 3), "BC6H"},
     };
     for (const auto& shape : shapes) {
       INFO(shape.what);
@@ -123,39 +113,44 @@ TEST_SUITE("arrays") {
       CUresult expected;
       const char* what;
     } cases[] = {
-        {desc3d(0, 0, 0), bad, "width 0"},
-        {desc3d(8, 0, 3), bad, "a depth without a height"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_FLOAT, 3), bad, "3 channels"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_FLOAT, 0), bad, "0 channels"},
-        {desc3d(8, 8, 0, swcu::test::invalid_enum<CUarray_format>(0x77)), bad, "unknown format"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_UNORM_INT8X4, 1), bad, "UNORM_INT8X4 with 1 channel"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, 0x1000), bad, "an unknown flag"},
-        {desc3d(8, 9, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), bad,
+        {array_desc(0, 0, 0, CU_AD_FORMAT_FLOAT), bad, "width 0"},
+        {array_desc(8, 0, 3, CU_AD_FORMAT_FLOAT), bad, "a depth without a height"},
+        {array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT, 3), bad, "3 channels"},
+        {array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT, 0), bad, "0 channels"},
+        {array_desc(8, 8, 0, swcu::test::invalid_enum<CUarray_format>(0x77)), bad,
+         "unknown format"},
+        {array_desc(8, 8, 0, CU_AD_FORMAT_UNORM_INT8X4, 1), bad, "UNORM_INT8X4 with 1 channel"},
+        {array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, 0x1000), bad, "an unknown flag"},
+        {array_desc(8, 9, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), bad,
          "cubemap: width != height"},
-        {desc3d(8, 8, 5, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), bad, "cubemap: depth 5"},
-        {desc3d(8, 8, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), bad,
+        {array_desc(8, 8, 5, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), bad, "cubemap: depth 5"},
+        {array_desc(8, 8, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP), bad,
          "cubemap (not layered): depth 12"},
-        {desc3d(8, 8, 9, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED), bad,
-         "layered cubemap: depth 9"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED), bad, "layered: 0 layers"},
-        {desc3d(8, 8, 2, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_TEXTURE_GATHER), bad, "gather on 3D"},
-        {desc3d(static_cast<std::size_t>(gather_w) + 1, 8, 0, CU_AD_FORMAT_FLOAT, 1,
-                CUDA_ARRAY3D_TEXTURE_GATHER),
+        {array_desc(8, 8, 9, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP | CUDA_ARRAY3D_LAYERED),
+         bad, "layered cubemap: depth 9"},
+        {array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED), bad,
+         "layered: 0 layers"},
+        {array_desc(8, 8, 2, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_TEXTURE_GATHER), bad,
+         "gather on 3D"},
+        {array_desc(static_cast<std::size_t>(gather_w) + 1, 8, 0, CU_AD_FORMAT_FLOAT, 1,
+                    CUDA_ARRAY3D_TEXTURE_GATHER),
          bad, "gather wider than GATHER_WIDTH"},
-        {desc3d(static_cast<std::size_t>(tex2d_w) + 1, 8, 0), bad, "2D wider than TEXTURE2D"},
-        {desc3d(static_cast<std::size_t>(surf1d_w) + 1, 0, 0, CU_AD_FORMAT_FLOAT, 1,
-                CUDA_ARRAY3D_SURFACE_LDST),
+        {array_desc(static_cast<std::size_t>(tex2d_w) + 1, 8, 0, CU_AD_FORMAT_FLOAT), bad,
+         "2D wider than TEXTURE2D"},
+        {array_desc(static_cast<std::size_t>(surf1d_w) + 1, 0, 0, CU_AD_FORMAT_FLOAT, 1,
+                    CUDA_ARRAY3D_SURFACE_LDST),
          bad, "surface 1D wider than SURFACE1D"},
-        {desc3d(8, 8, static_cast<std::size_t>(tex3d_alt) + 1), bad, "3D deeper than both limits"},
-        {desc3d(8, 8, static_cast<std::size_t>(layers) + 1, CU_AD_FORMAT_FLOAT, 1,
-                CUDA_ARRAY3D_LAYERED),
+        {array_desc(8, 8, static_cast<std::size_t>(tex3d_alt) + 1, CU_AD_FORMAT_FLOAT), bad,
+         "3D deeper than both limits"},
+        {array_desc(8, 8, static_cast<std::size_t>(layers) + 1, CU_AD_FORMAT_FLOAT, 1,
+                    CUDA_ARRAY3D_LAYERED),
          bad, "more layers than TEXTURE2D_LAYERED_LAYERS"},
         // Valid, but not modelled: NOT_SUPPORTED (SPARSE/DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED 0).
-        {desc3d(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SPARSE), CUDA_ERROR_NOT_SUPPORTED,
+        {array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SPARSE), CUDA_ERROR_NOT_SUPPORTED,
          "sparse"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_DEFERRED_MAPPING),
+        {array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_DEFERRED_MAPPING),
          CUDA_ERROR_NOT_SUPPORTED, "deferred mapping"},
-        {desc3d(8, 8, 0, CU_AD_FORMAT_NV12, 1), CUDA_ERROR_NOT_SUPPORTED, "NV12"},
+        {array_desc(8, 8, 0, CU_AD_FORMAT_NV12, 1), CUDA_ERROR_NOT_SUPPORTED, "NV12"},
     };
     for (const auto& c : cases) {
       INFO(c.what);
@@ -166,7 +161,8 @@ TEST_SUITE("arrays") {
     // The alternate 3D limits: deeper than TEXTURE3D_DEPTH is fine within the alternate ones.
     CHECK(tex3d_alt > tex3d);
     CUarray deep = nullptr;
-    const auto alternate = desc3d(1, 1, static_cast<std::size_t>(tex3d) + 1, CU_AD_FORMAT_FLOAT);
+    const auto alternate =
+        array_desc(1, 1, static_cast<std::size_t>(tex3d) + 1, CU_AD_FORMAT_FLOAT);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DCreate_v2(&deep, &alternate));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuArrayDestroy(deep));
     CHECK(ctl.live_handles(SWCU_ARRAY) == 0);
@@ -175,7 +171,7 @@ TEST_SUITE("arrays") {
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "arrays need a context and charge device memory") {
     CUarray a = nullptr;
-    const auto d = desc3d(256, 256, 0, CU_AD_FORMAT_FLOAT, 4);
+    const auto d = array_desc(256, 256, 0, CU_AD_FORMAT_FLOAT, 4);
     SWCU_TEST_CHECK_RESULT(cu.cuArray3DCreate_v2(&a, &d), CUDA_ERROR_INVALID_CONTEXT);
     const CUcontext ctx = create_context();
     std::size_t free_before = 0, free_after = 0, total = 0;
@@ -185,7 +181,7 @@ TEST_SUITE("arrays") {
     CHECK(free_before - free_after == 256 * 256 * 16);
     // Larger than the device: CUDA_ERROR_OUT_OF_MEMORY.
     CUarray huge = nullptr;
-    const auto h = desc3d(16384, 16384, 16384, CU_AD_FORMAT_FLOAT, 4);
+    const auto h = array_desc(16384, 16384, 16384, CU_AD_FORMAT_FLOAT, 4);
     SWCU_TEST_CHECK_RESULT(cu.cuArray3DCreate_v2(&huge, &h), CUDA_ERROR_OUT_OF_MEMORY);
     // Destroying the context reclaims its arrays and gives the memory back.
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxDestroy_v2(ctx));
@@ -201,7 +197,7 @@ TEST_SUITE("arrays") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "mipmapped arrays have their levels") {
     const CUcontext ctx = create_context();
     CUmipmappedArray m = nullptr;
-    const auto d = desc3d(64, 20, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4);
+    const auto d = array_desc(64, 20, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4);
     // Levels "clamped to the range [1, 1 + floor(log2(max(width, height, depth)))]": 7 here.
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayCreate(&m, &d, 100));
     CHECK(ctl.live_handles(SWCU_MIPMAPPED_ARRAY) == 1);
@@ -230,7 +226,7 @@ TEST_SUITE("arrays") {
     CHECK(ctl.live_handles(SWCU_ARRAY) == 0);
     SWCU_TEST_CHECK_RESULT(cu.cuMipmappedArrayDestroy(m), CUDA_ERROR_INVALID_HANDLE);
     // 0 levels is clamped to 1; a layered array keeps its layers on every level.
-    const auto layered = desc3d(16, 16, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED);
+    const auto layered = array_desc(16, 16, 3, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayCreate(&m, &layered, 0));
     CHECK(ctl.live_handles(SWCU_ARRAY) == 1);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayDestroy(m));
@@ -243,7 +239,7 @@ TEST_SUITE("arrays") {
     CHECK(got.Flags == CUDA_ARRAY3D_LAYERED);
     // A 3D mipmapped array's depth shrinks too.
     CUmipmappedArray m3 = nullptr;
-    const auto vol = desc3d(8, 8, 4, CU_AD_FORMAT_FLOAT);
+    const auto vol = array_desc(8, 8, 4, CU_AD_FORMAT_FLOAT);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayCreate(&m3, &vol, 4));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayGetLevel(&level, m3, 3));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DGetDescriptor_v2(&got, level));
@@ -251,7 +247,7 @@ TEST_SUITE("arrays") {
     CHECK(got.Depth == 1);
     // Mipmapped 2D extents are limited by TEXTURE2D_MIPMAPPED_WIDTH.
     const int mip_w = attribute(CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH);
-    const auto wide = desc3d(static_cast<std::size_t>(mip_w) + 1, 2, 0);
+    const auto wide = array_desc(static_cast<std::size_t>(mip_w) + 1, 2, 0, CU_AD_FORMAT_FLOAT);
     CUmipmappedArray none = nullptr;
     SWCU_TEST_CHECK_RESULT(cu.cuMipmappedArrayCreate(&none, &wide, 1), CUDA_ERROR_INVALID_VALUE);
     SWCU_TEST_CHECK_RESULT(cu.cuMipmappedArrayCreate(nullptr, &vol, 1), CUDA_ERROR_INVALID_VALUE);
@@ -264,7 +260,7 @@ TEST_SUITE("arrays") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "sparse, requirement and plane queries") {
     const CUcontext ctx = create_context();
     CUarray a = nullptr;
-    const auto d = desc3d(32, 32, 0);
+    const auto d = array_desc(32, 32, 0, CU_AD_FORMAT_FLOAT);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DCreate_v2(&a, &d));
     CUDA_ARRAY_SPARSE_PROPERTIES sparse{};
     CUDA_ARRAY_MEMORY_REQUIREMENTS req{};
@@ -295,7 +291,7 @@ TEST_SUITE("arrays") {
     REQUIRE(ctl.add_fault_rule("cuArray3DCreate:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     REQUIRE(ctl.add_fault_rule("cuMipmappedArrayCreate:1:CUDA_ERROR_OUT_OF_MEMORY") == 0);
     CUarray a = nullptr;
-    const auto d = desc3d(8, 8, 0);
+    const auto d = array_desc(8, 8, 0, CU_AD_FORMAT_FLOAT);
     SWCU_TEST_CHECK_RESULT(cu.cuArray3DCreate_v2(&a, &d), CUDA_ERROR_OUT_OF_MEMORY);
     CUmipmappedArray m = nullptr;
     SWCU_TEST_CHECK_RESULT(cu.cuMipmappedArrayCreate(&m, &d, 2), CUDA_ERROR_OUT_OF_MEMORY);

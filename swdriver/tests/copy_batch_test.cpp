@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "array_support.hpp"
 #include "sched_support.hpp"
 
 namespace {
@@ -15,12 +16,6 @@ CUmemcpyAttributes attributes(CUmemcpySrcAccessOrder order = CU_MEMCPY_SRC_ACCES
   CUmemcpyAttributes a{};
   a.srcAccessOrder = order;
   return a;
-}
-
-std::vector<std::uint32_t> iota(std::size_t n, std::uint32_t first = 1) {
-  std::vector<std::uint32_t> v(n);
-  std::iota(v.begin(), v.end(), first);
-  return v;
 }
 
 CUmemcpy3DOperand pointer(const void* p, std::size_t row = 0, std::size_t layer = 0) {
@@ -46,7 +41,7 @@ TEST_SUITE("batch copies") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuMemcpyBatchAsync copies every pair, one operation") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    const auto a = iota(64), b = iota(32, 500);
+    const auto a = swcu::test::iota_words(64), b = swcu::test::iota_words(32, 500);
     CUdeviceptr dev = 0;
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&dev, 96 * 4));
     std::vector<std::uint32_t> out(96, 0);
@@ -102,15 +97,8 @@ TEST_SUITE("batch copies") {
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuMemcpy3DBatchAsync mixes pointers and arrays") {
     const CUcontext ctx = create_context();
     const CUstream s = create_stream();
-    CUDA_ARRAY3D_DESCRIPTOR d{};
-    d.Width = 6;
-    d.Height = 4;
-    d.Depth = 2;
-    d.Format = CU_AD_FORMAT_UNSIGNED_INT32;
-    d.NumChannels = 1;
-    CUarray arr = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DCreate_v2(&arr, &d));
-    const auto input = iota(6 * 4 * 2);
+    const CUarray arr = swcu::test::make_array(6, 4, 2);
+    const auto input = swcu::test::iota_words(6 * 4 * 2);
     std::vector<std::uint32_t> box(3 * 2 * 2, 0);
     // Host into the whole array (extents in elements), then a 3x2x2 box at (2, 1, 0) back, in
     // one batch (the batch runs in list order here).
@@ -171,9 +159,7 @@ TEST_SUITE("batch copies") {
     outside.src = array(arr, 4, 0, 0);  // x 4 + width 3 > 6
     SWCU_TEST_CHECK_RESULT(cu.cuMemcpy3DBatchAsync_v2(1, &outside, 0, s), bad);
     // Two arrays of different element sizes.
-    d.NumChannels = 2;
-    CUarray wide = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DCreate_v2(&wide, &d));
+    const CUarray wide = swcu::test::make_array(6, 4, 2, 2);
     CUDA_MEMCPY3D_BATCH_OP mismatch{};
     mismatch.src = array(arr);
     mismatch.dst = array(wide);

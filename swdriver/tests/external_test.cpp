@@ -591,4 +591,73 @@ TEST_SUITE("external memory and semaphores") {
     munmap(word, 8);
     close(fd);
   }
+
+  TEST_CASE_FIXTURE(ExternalTest, "a capture records semaphore signals and waits as graph nodes") {
+    // A capturing stream records cuWaitExternalSemaphoresAsync and
+    // cuSignalExternalSemaphoresAsync as CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT and _SIGNAL nodes
+    // (one node per call, with every semaphore of the call), as the driver does, instead of
+    // running them: nothing is signalled until the graph is launched.
+    const SemaphoreNodeApi api;
+    const auto& g = swcu::test::gr();
+    const int fd = memfd(8);
+    auto* const word =
+        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(word != MAP_FAILED);
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
+    CUexternalSemaphore sem = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    const CUstream stream = create_stream();
+
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    SWCU_TEST_REQUIRE_SUCCESS(wait(sem, 1, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(signal(sem, 5, stream));
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamEndCapture(stream, &graph));
+    CHECK(*word == 0);  // recorded, not run
+    const auto nodes = swcu::test::nodes_of(graph);
+    REQUIRE(nodes.size() == 2);
+    CUgraphNodeType type{};
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(nodes[0], &type));
+    CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT);
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(nodes[1], &type));
+    CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL);
+    CUgraphNode dep = nullptr;
+    std::size_t count = 1;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetDependencies(nodes[1], &dep, nullptr, &count));
+    CHECK(count == 1);
+    CHECK(dep == nodes[0]);
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
+    SWCU_TEST_REQUIRE_SUCCESS(api.get_signal(nodes[1], &got));
+    REQUIRE(got.numExtSems == 1);
+    CHECK(got.extSemArray[0] == sem);
+    CHECK(got.paramsArray[0].params.fence.value == 5);
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_got{};
+    SWCU_TEST_REQUIRE_SUCCESS(api.get_wait(nodes[0], &wait_got));
+    CHECK(wait_got.paramsArray[0].params.fence.value == 1);
+
+    // The launch waits for 1, then signals 5; after an update of the executable graph, 9.
+    CUgraphExec exec = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphInstantiate(&exec, graph, 0));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(stream), CUDA_ERROR_NOT_READY);
+    CHECK(*word == 0);
+    std::atomic_ref<std::uint64_t>(*word).store(1, std::memory_order_release);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    CHECK(*word == 5);
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+    sp.params.fence.value = 9;
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS nine{&sem, &sp, 1};
+    SWCU_TEST_REQUIRE_SUCCESS(api.exec_set_signal(exec, nodes[1], &nine));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    CHECK(*word == 9);
+
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
+    munmap(word, 8);
+    close(fd);
+  }
 }

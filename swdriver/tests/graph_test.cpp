@@ -217,14 +217,17 @@ TEST_SUITE("graph") {
     odd.width = n + 1;  // beyond the allocation
     SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemsetNode(&bad, graph, nullptr, 0, &odd, ctx),
                            CUDA_ERROR_INVALID_VALUE);
+    // Several slices without a pitch ("srcPitch must be greater than or equal to WidthInBytes +
+    // srcXInBytes"), an array side that names no array (graph_array_copy_test.cpp has the
+    // nodes that work).
     CUDA_MEMCPY3D deep = swcu::test::copy_1d(d, d, 4);
     deep.Depth = 2;
     SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &deep, ctx),
-                           CUDA_ERROR_NOT_SUPPORTED);
+                           CUDA_ERROR_INVALID_VALUE);
     CUDA_MEMCPY3D array = swcu::test::copy_1d(d, d, 4);
     array.srcMemoryType = CU_MEMORYTYPE_ARRAY;
     SWCU_TEST_CHECK_RESULT(gr().cuGraphAddMemcpyNode(&bad, graph, nullptr, 0, &array, ctx),
-                           CUDA_ERROR_NOT_SUPPORTED);
+                           CUDA_ERROR_INVALID_VALUE);
     CUDA_MEMCPY3D nowhere = swcu::test::copy_1d(d, d, 4);
     nowhere.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     nowhere.srcDevice = 0x1000;

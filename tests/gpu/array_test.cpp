@@ -37,4 +37,52 @@ TEST_SUITE("gpu arrays") {
     CHECK_THROWS_AS(cuwrap::array<float>(ctx, {8, 9, 6}, cuwrap::array_flags::cubemap),
                     cuwrap::error);
   }
+
+  TEST_CASE("graph memcpy nodes and captures with arrays on a real device") {
+    cuwrap::primary_context ctx{cuwrap::device::get(0)};
+    cuwrap::scoped_current_context current{ctx};
+    cuwrap::stream s{ctx};
+    std::vector<std::uint32_t> input(8 * 4 * 2), back(8 * 4 * 2), other(16), row(16);
+    std::iota(input.begin(), input.end(), 1u);
+    std::iota(other.begin(), other.end(), 100u);
+    cuwrap::array<std::uint32_t> arr{ctx, {8, 4, 2}};
+    cuwrap::graph g{ctx};
+    const auto put = cuwrap::add_copy_3d(g, cuwrap::volume<std::uint32_t>(arr),
+                                         cuwrap::volume_of(input, {8, 4, 2}));
+    cuwrap::add_copy_3d(g, cuwrap::volume_of(back, {8, 4, 2}),
+                        cuwrap::volume<const std::uint32_t>(arr), {put});
+    auto exec = g.instantiate();
+    exec.launch(s);
+    s.synchronize();
+    CHECK(back == input);
+    // A 1D node moves to another array of the context; a 2D one is refused.
+    cuwrap::array<std::uint32_t> a{ctx, {16}}, b{ctx, {16}};
+    cuwrap::graph line{ctx};
+    const auto in =
+        cuwrap::add_copy_3d(line, cuwrap::volume<std::uint32_t>(a), cuwrap::volume_of(other, {16}));
+    const auto out = cuwrap::add_copy_3d(line, cuwrap::volume_of(row, {16}),
+                                         cuwrap::volume<const std::uint32_t>(a), {in});
+    auto line_exec = line.instantiate();
+    cuwrap::set_copy_3d(line_exec, in, cuwrap::volume<std::uint32_t>(b),
+                        cuwrap::volume_of(input, {16}));
+    cuwrap::set_copy_3d(line_exec, out, cuwrap::volume_of(row, {16}),
+                        cuwrap::volume<const std::uint32_t>(b));
+    line_exec.launch(s);
+    s.synchronize();
+    CHECK(row == std::vector<std::uint32_t>(input.begin(), input.begin() + 16));
+    CHECK_THROWS_AS(cuwrap::set_copy_3d(line_exec, in, cuwrap::volume<std::uint32_t>(arr),
+                                        cuwrap::volume_of(input, {8, 4, 2})),
+                    cuwrap::error);
+    // A captured copy_3d is a memcpy node; a batch is refused and the capture goes on.
+    auto capture = s.begin_capture();
+    cuwrap::copy_3d(s, cuwrap::volume_of(back, {8, 4, 2}),
+                    cuwrap::volume<const std::uint32_t>(arr));
+    const cuwrap::copy_3d_batch_op ops[] = {
+        cuwrap::batch_copy_3d(cuwrap::volume<std::uint32_t>::dense(row.data(), 8),
+                              cuwrap::volume<const std::uint32_t>(arr).region({}, {8, 1, 1}))};
+    CHECK_THROWS_WITH_AS(cuwrap::copy_3d_batch(s, ops), doctest::Contains("cuMemcpy3DBatchAsync"),
+                         cuwrap::error);
+    cuwrap::graph captured = capture.end();
+    CHECK(captured.nodes().size() == 1);
+  }
 }

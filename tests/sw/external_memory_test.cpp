@@ -250,6 +250,41 @@ TEST_SUITE("external memory") {
                          cuwrap::usage_error);
   }
 
+  TEST_CASE_FIXTURE(fixture, "a captured signal and wait become external semaphore nodes") {
+    // The driver records cuWaitExternalSemaphoresAsync and cuSignalExternalSemaphoresAsync made
+    // while a stream captures as CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT and _SIGNAL nodes.
+    const int fd = memfd(8);
+    const host_mapping word{fd, 8};
+    const auto sem = cuwrap::external_semaphore::import_fd(
+        ctx, dup(fd), cuwrap::external_semaphore_kind::timeline);
+    const auto value = [&] {
+      return std::atomic_ref<std::uint64_t>(*word.as<std::uint64_t>()).load();
+    };
+    auto capture = s.begin_capture();
+    sem.wait(s, 1);
+    sem.signal(s, 3);
+    cuwrap::graph g = capture.end();
+    const auto nodes = g.nodes();
+    REQUIRE(nodes.size() == 2);
+    CHECK(nodes[0].kind() == cuwrap::node_kind::semaphore_wait);
+    CHECK(nodes[1].kind() == cuwrap::node_kind::semaphore_signal);
+    CHECK(value() == 0);  // captured, not run
+    auto exec = g.instantiate();
+    exec.launch(s);
+    CHECK_FALSE(s.is_done());  // the captured wait for 1 holds the launch back
+    cuwrap::stream other{ctx};
+    sem.signal(other, 1);
+    other.synchronize();
+    s.synchronize();
+    CHECK(value() == 3);
+    // The captured signal node takes another value in the executable graph.
+    const cuwrap::semaphore_value later[] = {{sem, 8}};
+    cuwrap::set_semaphore_signal(exec, nodes[1], later);
+    exec.launch(s);
+    s.synchronize();
+    CHECK(value() == 8);
+  }
+
   TEST_CASE_FIXTURE(sw_fixture, "fault sweep: importing, mapping, signaling, waiting") {
     const int before = open_descriptors();
     const int points = cuwrap::testing::fault_sweep([] {

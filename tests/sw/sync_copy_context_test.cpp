@@ -90,6 +90,42 @@ TEST_SUITE("sync copies without a current context") {
                                     [&] { cuwrap::copy_2d(pitched.view(), pitched); });
   }
 
+  TEST_CASE_FIXTURE(fixture, "copy_3d runs in the context of an owning array or device memory") {
+    // cuMemcpy3D runs in the current context's default stream: the driver refuses it with no
+    // context current (CUDA_ERROR_INVALID_CONTEXT, also with an array side: 580.159.04 on an
+    // H200); copy_3d then makes it again in the context of the memory it touches, as copy and
+    // copy_2d do.
+    cuwrap::array<std::uint32_t> arr{ctx, {4, 2}};
+    cuwrap::device_buffer<std::uint32_t> dev{ctx, 8};
+    const std::vector<std::uint32_t> in{1, 2, 3, 4, 5, 6, 7, 8};
+    std::vector<std::uint32_t> out(8);
+    REQUIRE(none_current());
+    const auto calls = calls_made_by([&] {
+      cuwrap::copy_3d(cuwrap::volume<std::uint32_t>(arr), cuwrap::volume_of(in, {4, 2, 1}));
+    });
+    CHECK(calls.at("cuMemcpy3D_v2") == 2);  // refused for want of a context, then made again
+    CHECK(calls.at("cuCtxPushCurrent_v2") == 1);
+    cuwrap::copy_3d(cuwrap::volume_of(dev, {4, 2, 1}), cuwrap::volume<const std::uint32_t>(arr));
+    cuwrap::copy_3d(cuwrap::volume_of(out, {4, 2, 1}),
+                    cuwrap::volume_of(std::as_const(dev), {4, 2, 1}));
+    CHECK(out == in);
+    CHECK(none_current());
+    // No context to take: host memory on both sides, an array known only by its view.
+    std::vector<std::uint32_t> host(8);
+    CHECK_THROWS_WITH_AS(
+        cuwrap::copy_3d(cuwrap::volume_of(host, {4, 2, 1}), cuwrap::volume_of(in, {4, 2, 1})),
+        doctest::Contains("make one current with cuwrap::scoped_current_context"), cuwrap::error);
+    CHECK_THROWS_WITH_AS(cuwrap::copy_3d(cuwrap::volume<std::uint32_t>(arr.view()),
+                                         cuwrap::volume_of(in, {4, 2, 1})),
+                         doctest::Contains("an array_view does not say its context"),
+                         cuwrap::error);
+    CHECK(none_current());
+    const cuwrap::scoped_current_context current{ctx};
+    cuwrap::testing::check_one_call("cuMemcpy3D_v2", [&] {
+      cuwrap::copy_3d(cuwrap::volume<std::uint32_t>(arr), cuwrap::volume_of(in, {4, 2, 1}));
+    });
+  }
+
   TEST_CASE_FIXTURE(fixture, "with a context current they make exactly one driver call") {
     cuwrap::device_buffer<float> floats{ctx, 5};
     std::vector<float> host(5);

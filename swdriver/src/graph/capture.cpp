@@ -435,6 +435,34 @@ Captured capture_memops(State& s, Queue& q, const std::vector<MemOp>& ops) {
   return CUDA_SUCCESS;
 }
 
+Captured capture_nodes(State& s, Queue& q, bool sync, const MakeNodes& make) {
+  Gate g = gate(q);
+  if (!g.capture) return g.result;
+  std::vector<std::unique_ptr<Node>> nodes;
+  const CUresult made = sync ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : make(nodes);
+  if (made != CUDA_SUCCESS) {
+    g.capture->invalidated = true;
+    return made;
+  }
+  for (const auto& n : nodes) {
+    if (refused_in_body(g, n->type)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  const std::vector<Node*> before = g.member->deps;
+  std::vector<Node*> added;
+  for (auto& n : nodes) {
+    g.member->deps = before;
+    added.push_back(record_node(s, g, std::move(n)));
+  }
+  g.member->deps = added.empty() ? before : added;
+  return CUDA_SUCCESS;
+}
+
+Captured capture_refused(State&, Queue& q) {
+  Gate g = gate(q);
+  if (!g.capture) return g.result;
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the capture stays valid
+}
+
 Captured capture_other(State&, Queue& q) {
   Gate g = gate(q);
   if (!g.capture) return g.result;

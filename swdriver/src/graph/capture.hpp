@@ -13,6 +13,7 @@
 // refuses further work with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED until it is ended.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -52,6 +53,18 @@ struct CapturedRecord {
 
 // The hooks the enqueueing code calls (capture_copy and the rest) are declared in
 // sched/capture_hooks.hpp, below the layers that call them, and defined in capture.cpp.
+
+/// Makes the nodes of one captured call (not yet in a graph); an error refuses the call and
+/// invalidates the capture.
+using MakeNodes = std::function<CUresult(std::vector<std::unique_ptr<Node>>&)>;
+
+/// The hook of the calls whose capture the layers below build as nodes themselves (copies with
+/// arrays or several slices, external semaphores: graph/copy_nodes.cpp,
+/// graph/ext_semaphore_nodes.cpp). While `q` captures, records the nodes `make` makes side by
+/// side: each after the stream's dependency set, none after another, and then they are its
+/// dependency set. `sync`, or a kind a conditional body refuses while capturing into one, is
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture.
+[[nodiscard]] Captured capture_nodes(State& s, Queue& q, bool sync, const MakeNodes& make);
 
 /// cuGraphLaunch: a child graph node with a copy of the executable graph.
 [[nodiscard]] Captured capture_graph(State& s, Queue& q, const Graph& plan);

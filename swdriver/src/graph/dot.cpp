@@ -35,6 +35,11 @@ const char* side(State& s, std::uintptr_t address) {
   return "D";
 }
 
+// A side of a memcpy node's 3D copy: A for a CUDA array (as in DtoA), else H or D.
+std::string copy_3d_side(State& s, const CopySide& c) {
+  return c.is_array ? "A" : side(s, c.address);
+}
+
 // Quotes for a DOT string (labels may hold kernel names with quotes or backslashes).
 std::string escape(const std::string& text) {
   std::string out;
@@ -84,6 +89,15 @@ class Printer {
         break;
       }
       case CU_GRAPH_NODE_TYPE_MEMCPY: {
+        if (const auto& g = n.as<CopyNode>().general) {
+          l += "MEMCPY\\n" + copy_3d_side(s_, g->src) + "to" + copy_3d_side(s_, g->dst) + "\\n" +
+               std::to_string(g->bytes()) + " bytes";
+          if (detail(CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS)) {
+            l += "\\nwidth " + std::to_string(g->width) + " height " + std::to_string(g->height) +
+                 " depth " + std::to_string(g->depth);
+          }
+          break;
+        }
         const CopyShape& c = n.as<CopyNode>().shape;
         l += std::string("MEMCPY\\n") + side(s_, c.src) + "to" + side(s_, c.dst) + "\\n" +
              std::to_string(c.width * c.height) + " bytes";

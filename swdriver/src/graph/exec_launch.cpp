@@ -196,8 +196,9 @@ bool run_node(Launch& l, Node& n) {
       return true;
     case CU_GRAPH_NODE_TYPE_MEMCPY: {
       const CopyShape& c = n.as<CopyNode>().shape;
-      const CUresult r = run_copy(s, q.device, c);
-      dev.clock_ns += c.width * c.height / kBytesPerNs;
+      const auto& general = n.as<CopyNode>().general;  // arrays, several slices (copy_nodes.hpp)
+      const CUresult r = general ? run_copy_3d(s, *general, q.device) : run_copy(s, q.device, c);
+      dev.clock_ns += (general ? general->bytes() : c.width * c.height) / kBytesPerNs;
       if (r != CUDA_SUCCESS) fail(q, r);
       return r == CUDA_SUCCESS;
     }

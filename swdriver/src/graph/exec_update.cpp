@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "graph/copy_nodes.hpp"
 #include "graph/exec_internal.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/memop_nodes.hpp"
@@ -36,10 +37,7 @@ int device_of(State& s, std::uintptr_t address) {
 }
 
 bool memcpy_changed(State& s, const CopyNode& old, const CopyNode& now) {
-  return raw(old.params.srcMemoryType) != raw(now.params.srcMemoryType) ||
-         raw(old.params.dstMemoryType) != raw(now.params.dstMemoryType) ||
-         device_of(s, old.shape.src) != device_of(s, now.shape.src) ||
-         device_of(s, old.shape.dst) != device_of(s, now.shape.dst);
+  return copy_operands_changed(s, old, now);  // copy_nodes.hpp
 }
 
 bool memset_changed(State& s, const FillShape& a, const FillShape& b) {
@@ -267,15 +265,15 @@ CUresult exec_set_event(Sym sym, CUgraphExec exec, CUgraphNode node, int type, C
 
 CUresult exec_copy(State& s, Node& n, const CUDA_MEMCPY3D& p) {
   CopyNode candidate;
-  if (const CUresult r = make_copy(s, p, candidate.shape)) return r;
+  if (const CUresult r = make_copy_node(s, p, candidate)) return r;
   candidate.params = p;
   CopyNode& copy = n.as<CopyNode>();
-  if (candidate.shape.width == 0 || candidate.shape.height != 1 || copy.shape.height != 1 ||
-      memcpy_changed(s, copy, candidate)) {
+  if (!one_dimensional(candidate) || !one_dimensional(copy) || memcpy_changed(s, copy, candidate)) {
     return CUDA_ERROR_INVALID_VALUE;  // 1D copies to the same kinds of memory only
   }
   copy.params = p;
   copy.shape = candidate.shape;
+  copy.general = std::move(candidate.general);
   return CUDA_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "graph/capture.hpp"
 #include "graph/exec_internal.hpp"
 #include "graph/graph_internal.hpp"
 
@@ -119,6 +120,29 @@ void run_ext_semaphores(const Node& n) {
       step.payload->word().store(0, std::memory_order_relaxed);  // the wait takes the signal
     }
   }
+}
+
+// A captured signal or wait is one node of every semaphore of the call, as cuGraphAdd...Node
+// with the same arrays would make (a call with no semaphore records nothing).
+Captured capture_semaphores(State& s, Queue& q, const CUexternalSemaphore* sems, const void* params,
+                            unsigned count, const std::vector<SemaphoreStep>& steps, bool signal) {
+  return capture_nodes(s, q, false, [&](std::vector<std::unique_ptr<Node>>& out) -> CUresult {
+    if (count == 0) return CUDA_SUCCESS;
+    auto n = std::make_unique<Node>(signal ? CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
+                                           : CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT);
+    ExtSemNode& e = n->as<ExtSemNode>();
+    e.handles.assign(sems, sems + count);
+    if (signal) {
+      const auto* p = static_cast<const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*>(params);
+      e.signals.assign(p, p + count);
+    } else {
+      const auto* p = static_cast<const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*>(params);
+      e.waits.assign(p, p + count);
+    }
+    e.steps = steps;
+    out.push_back(std::move(n));
+    return CUDA_SUCCESS;
+  });
 }
 
 }  // namespace swcu

@@ -2,6 +2,7 @@
 // graph memory (graph_memory.hpp) and conditional handles. The files of graph/, one job each:
 //   graph.cpp          handles and graveyards, graph lifecycle, clone, copy, topological order
 //   node_params.cpp    checking node parameters and making what a node keeps
+//   copy_nodes.cpp     memcpy nodes with CUDA arrays or several slices, and their capture
 //   graph_api.cpp      structure queries and edges (cuGraphGetNodes, cuGraphAddDependencies...)
 //   node_api.cpp       adding nodes, the per-kind getters and setters
 //   graph_memory.cpp   graph memory (allocation and free nodes) and the devices' usage of it
@@ -14,6 +15,7 @@
 //   kernel_attributes.cpp  launch attributes of kernel nodes (cuGraphKernelNode*Attribute)
 //   exec_update.cpp    whole-graph and per-node updates, enabling and disabling nodes
 //   capture.cpp        stream capture into graphs
+//   ext_semaphore_nodes.cpp  external semaphore nodes, their launch and their capture
 //   user_object.cpp    the user objects graphs hold
 //   dot.cpp            cuGraphDebugDotPrint
 // graph_internal.hpp holds what the graph-building files share.
@@ -136,7 +138,8 @@ void reclaim_graphs(State& s, Context& ctx) noexcept;
 
 /// Node parameters: checked and turned into what a node keeps.
 [[nodiscard]] CUresult make_kernel(State& s, const CUDA_KERNEL_NODE_PARAMS_v2& p, KernelNode& out);
-/// A memcpy node's copy (Depth 1, no CUDA arrays), checked like an enqueued copy's.
+/// A memcpy node's copy (Depth 1, no CUDA arrays: copy_nodes.hpp makes the others), checked like
+/// an enqueued copy's.
 [[nodiscard]] CUresult make_copy(State& s, const CUDA_MEMCPY3D& p, CopyShape& out);
 /// A memset node's fill, checked like an enqueued memset's.
 [[nodiscard]] CUresult make_fill(State& s, const CUDA_MEMSET_NODE_PARAMS& p, FillShape& out);

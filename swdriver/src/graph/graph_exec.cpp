@@ -3,6 +3,7 @@
 // exec_update.cpp.
 #include <unordered_map>
 
+#include "graph/copy_nodes.hpp"
 #include "graph/exec_internal.hpp"
 #include "graph/graph_internal.hpp"
 
@@ -43,8 +44,16 @@ CUresult check_instantiable(State& s, Graph& g, unsigned long long flags,
     bool work = false;
     for (const auto& n : g.nodes) {
       switch (n->type) {
-        case CU_GRAPH_NODE_TYPE_KERNEL:
         case CU_GRAPH_NODE_TYPE_MEMCPY:
+          // "Copies involving CUDA arrays are not permitted."
+          if (copies_array(n->as<CopyNode>())) {
+            result = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+            error_node = n->handle();
+            return CUDA_ERROR_INVALID_VALUE;
+          }
+          work = true;
+          break;
+        case CU_GRAPH_NODE_TYPE_KERNEL:
         case CU_GRAPH_NODE_TYPE_MEMSET: work = true; break;
         case CU_GRAPH_NODE_TYPE_GRAPH: break;
         default:

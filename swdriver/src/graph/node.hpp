@@ -8,11 +8,13 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "core/api.hpp"
+#include "memory/copy_3d.hpp"
 #include "memory/external.hpp"
 #include "sched/shapes.hpp"
 
@@ -52,11 +54,14 @@ struct KernelNode {
 /// An empty node (and the kinds this driver does not support, which are never added).
 struct EmptyNode {};
 
-/// A memcpy node.
+/// A memcpy node: rows between two addresses (`shape`), or, for a copy with a CUDA array on a
+/// side or several slices, the resolved 3D copy (`general`, memory/copy_3d.hpp), which names its
+/// arrays by handle and looks them up again when it runs (graph/copy_nodes.hpp).
 struct CopyNode {
-  CUDA_MEMCPY3D params{};   ///< as given
-  CopyShape shape;          ///< what it does
-  CUcontext ctx = nullptr;  ///< the context given (the current one for NULL)
+  CUDA_MEMCPY3D params{};         ///< as given
+  CopyShape shape;                ///< what it does (when `general` is empty)
+  std::optional<Copy3D> general;  ///< what it does: arrays or several slices
+  CUcontext ctx = nullptr;        ///< the context given (the current one for NULL)
 };
 
 /// A memset node.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "graph/copy_nodes.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/memop_nodes.hpp"
 #include "module/module.hpp"
@@ -271,11 +272,12 @@ CUresult set_kernel(State& s, Node& n, const CUDA_KERNEL_NODE_PARAMS_v2& p) {
 CUresult set_copy(State& s, Node& n, const CUDA_MEMCPY3D& p, CUcontext ctx) {
   Context* c = nullptr;
   if (const CUresult r = context_arg(s, ctx, c)) return r;
-  CopyShape shape;
-  if (const CUresult r = make_copy(s, p, shape)) return r;
+  CopyNode made;
+  if (const CUresult r = make_copy_node(s, p, made)) return r;
   CopyNode& copy = n.as<CopyNode>();
   copy.params = p;
-  copy.shape = shape;
+  copy.shape = made.shape;
+  copy.general = std::move(made.general);
   copy.ctx = ctx != nullptr ? ctx : (c != nullptr ? c->handle() : nullptr);
   adopt(*n.graph, c);
   return CUDA_SUCCESS;

@@ -38,7 +38,10 @@ bool still_there(State& s, const CopySide& side, Array*& a, int device, bool wri
          device_may_access(s, device, side.address, side.span, write);
 }
 
-CUresult run_copy(State& s, const Copy3D& c, int device) {
+}  // namespace
+
+CUresult run_copy_3d(State& s, const Copy3D& c, int device) {
+  if (c.bytes() == 0) return CUDA_SUCCESS;
   Array* dst_array = nullptr;
   Array* src_array = nullptr;
   if (!still_there(s, c.dst, dst_array, device, true) ||
@@ -54,6 +57,8 @@ CUresult run_copy(State& s, const Copy3D& c, int device) {
   }
   return CUDA_SUCCESS;
 }
+
+namespace {
 
 // The queue of a call: the stream of an Async call, else the current context's default stream.
 CUresult queue_for(State& s, CopyMode mode, NullStream null, CUstream stream,
@@ -195,7 +200,7 @@ Op copies_op(std::vector<Copy3D> copies, int device) {
   op.work = [copies = std::move(copies), device](State& s) -> CUresult {
     for (const Copy3D& c : copies) {
       if (c.bytes() == 0) continue;
-      if (const CUresult r = run_copy(s, c, device)) return r;
+      if (const CUresult r = run_copy_3d(s, c, device)) return r;
     }
     return CUDA_SUCCESS;
   };
@@ -214,7 +219,7 @@ CUresult submit_copies(State& s, Lock& lock, Queue& q, std::vector<Copy3D> copie
                           c.bytes() == 0 ? 0 : c.width,
                           c.bytes() == 0 ? 0 : c.height};
     if (const auto r = capture_copy(s, q, wait, shape)) return *r;
-  } else if (const auto r = capture_other(s, q)) {
+  } else if (const auto r = capture_copies(s, q, wait, copies)) {
     return *r;
   }
   const auto done = push(s, q, copies_op(std::move(copies), q.device));

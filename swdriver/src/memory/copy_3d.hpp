@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/api.hpp"
+#include "sched/capture_hooks.hpp"
 #include "sched/sched.hpp"
 
 namespace swcu {
@@ -72,14 +73,27 @@ enum class CopyMode { sync, async };
 /// Copies the source of `c` into c.staged now.
 void stage_source(State& s, Copy3D& c);
 
+/// Runs `c` now on `device`'s behalf (a stream operation, a graph's memcpy node):
+/// CUDA_ERROR_ILLEGAL_ADDRESS when an array or driver memory it names is gone or `device` may
+/// not access it.
+[[nodiscard]] CUresult run_copy_3d(State& s, const Copy3D& c, int device);
+
 /// One stream operation that runs `copies` (all or nothing checked first), on `device`'s behalf.
 [[nodiscard]] Op copies_op(std::vector<Copy3D> copies, int device);
 
 /// Enqueues (or, `wait`, runs to completion) the copies in `q` as one operation, or records them
-/// when `q` captures (a single linear copy of one slice becomes a memcpy node; anything else is
-/// refused while capturing, as the capture hooks refuse what they cannot represent).
+/// when `q` captures: a single linear copy of one slice through capture_copy, anything else
+/// (array sides, several slices) through capture_copies. (Batches refuse a capture first.)
 [[nodiscard]] CUresult submit_copies(State& s, Lock& lock, Queue& q, std::vector<Copy3D> copies,
                                      bool wait);
+
+/// The capture hook of copies with array sides or several slices (defined by
+/// graph/copy_nodes.cpp, like the hooks of sched/capture_hooks.hpp): each copy becomes one memcpy
+/// node after the stream's capture dependencies, with no edges between copies of one call, and
+/// they all become its dependencies. A synchronous call is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+/// and invalidates the capture.
+[[nodiscard]] Captured capture_copies(State& s, Queue& q, bool sync,
+                                      const std::vector<Copy3D>& copies);
 
 /// A whole CUDA_MEMCPY3D call: sync (current context's default stream) or Async in `stream`.
 [[nodiscard]] CUresult memcpy3d(Sym sym, CopyMode mode, NullStream null, CUstream stream,

@@ -8,11 +8,13 @@
 // Source access orders: CU_MEMCPY_SRC_ACCESS_ORDER_STREAM reads the source when the batch runs
 // (pageable memory is staged, as for any Async copy); DURING_API_CALL and ANY read it during the
 // call (it is staged), which both allow. Location hints and
-// CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE are hints: checked, then ignored.
+// CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE are hints: checked, then ignored. While the stream
+// captures, a batch is refused and recorded nowhere (capture_refused), as the driver does.
 #include <limits>
 
 #include "memory/array.hpp"
 #include "memory/copy_3d.hpp"
+#include "sched/capture_hooks.hpp"
 
 namespace swcu {
 namespace {
@@ -91,6 +93,7 @@ CUresult batch(Sym sym, NullStream null, CUdeviceptr* dsts, CUdeviceptr* srcs, s
       }
       stage_if_needed(s, *q, c, raw(attrs[k].srcAccessOrder));
     }
+    if (const auto r = capture_refused(s, *q)) return *r;
     return submit_copies(s, lock, *q, std::move(copies), false);
   });
 }
@@ -170,6 +173,7 @@ CUresult batch_3d(Sym sym, NullStream null, size_t num_ops, CUDA_MEMCPY3D_BATCH_
       if (const CUresult r = operand(s, op.src, op.extent, element, c.src)) return fail(r);
       stage_if_needed(s, *q, c, raw(op.srcAccessOrder));
     }
+    if (const auto r = capture_refused(s, *q)) return *r;
     return submit_copies(s, lock, *q, std::move(copies), false);
   });
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/state.hpp"
+#include "sched/capture_hooks.hpp"
 #include "sched/sched.hpp"
 
 namespace swcu {
@@ -83,6 +84,14 @@ struct SemaphoreStep {
 /// The stream operation of a signal (stores the payload: a timeline's value, a binary
 /// semaphore's 1) or a wait (ready once the payload holds; a binary wait consumes the signal).
 [[nodiscard]] Op semaphore_op(const SemaphoreStep& step, bool signal);
+
+/// The capture hook of cuSignalExternalSemaphoresAsync and cuWaitExternalSemaphoresAsync (defined
+/// by graph/ext_semaphore_nodes.cpp, like the hooks of sched/capture_hooks.hpp): while `q`
+/// captures, the call becomes one external semaphore signal (or wait) node of the `count`
+/// semaphores `sems` with `params` (checked already, resolved into `steps`).
+[[nodiscard]] Captured capture_semaphores(State& s, Queue& q, const CUexternalSemaphore* sems,
+                                          const void* params, unsigned count,
+                                          const std::vector<SemaphoreStep>& steps, bool signal);
 
 /// Destroys the external memory objects and semaphores of a destroyed context (reclaim.cpp).
 void reclaim_external(State& s, Context& ctx) noexcept;

@@ -44,8 +44,7 @@ CUresult submit(Sym sym, NullStream null, const CUexternalSemaphore* sems, const
     if (const CUresult r = resolve_stream(s, stream, null, q)) return r;
     std::vector<SemaphoreStep> steps;
     if (const CUresult r = semaphore_steps(s, sems, params, signal, count, steps)) return r;
-    // Graphs here take external semaphore nodes only when built explicitly (software-driver.md).
-    if (const auto r = capture_other(s, *q)) return *r;
+    if (const auto r = capture_semaphores(s, *q, sems, params, count, steps, signal)) return *r;
     for (const SemaphoreStep& step : steps) push(s, *q, semaphore_op(step, signal));
     kick(s, lock);
     return CUDA_SUCCESS;

@@ -38,6 +38,10 @@ using Captured = std::optional<CUresult>;
 /// An operation a capture cannot represent (cuStreamAddCallback, prefetches): refused while
 /// `q` captures.
 [[nodiscard]] Captured capture_other(State& s, Queue& q);
+/// An operation the driver refuses while `q` captures without ending the capture
+/// (cuMemcpyBatchAsync, cuMemcpy3DBatchAsync: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the
+/// capture goes on, as the driver does); std::nullopt when `q` does not capture.
+[[nodiscard]] Captured capture_refused(State& s, Queue& q);
 /// cuEventRecord(WithFlags) and cuStreamWaitEvent.
 [[nodiscard]] Captured capture_record(State& s, Queue& q, Event& e, unsigned flags);
 [[nodiscard]] Captured capture_wait(State& s, Queue& q, const Event& e, unsigned flags);
