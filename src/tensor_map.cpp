@@ -135,11 +135,22 @@ std::string violation(const tensor_map_description& d, std::uint64_t (&strides)[
           }
         }
       }
+      // the box spans lower .. dims[i + 1] - 1 + upper; cuda.h: it "must have non-zero area"
+      for (std::size_t i = 0; i + 2 < rank; ++i) {
+        if (static_cast<long long>(d.dims.values[i + 1]) + d.upper.values[i] - d.lower.values[i] <
+            1) {
+          return "the pixel box is empty in dimension " + std::to_string(i + 1) +
+                 "; it must have non-zero area";
+        }
+      }
     } else {
       for (const int v : {d.lower_width, d.upper_width}) {
         if (v < -32768 || v > 32767) {
           return "a pixel box corner width is " + std::to_string(v) + "; it must be -32768..32767";
         }
+      }
+      if (static_cast<long long>(d.dims.values[1]) + d.upper_width - d.lower_width < 1) {
+        return "the pixel box is empty along W; it must have non-zero area";
       }
     }
     if (d.channels_per_pixel == 0 || d.channels_per_pixel > 256) {

@@ -195,7 +195,27 @@ TEST_SUITE("tensor maps") {
             CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, CU_TENSOR_MAP_SWIZZLE_64B,
             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         CUDA_ERROR_INVALID_VALUE);
+    // cuda.h: the bounding box "must have non-zero area"; along H it spans 5 .. 8 - 1 - 4 = 3
+    const int empty_lower[2] = {-1, 5}, empty_upper[2] = {-1, -4};
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuTensorMapEncodeIm2col(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
+                                      reinterpret_cast<void*>(memory), dims, strides, empty_lower,
+                                      empty_upper, 16, 64, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuTensorMapEncodeIm2colWide(
+            &m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, reinterpret_cast<void*>(memory), dims, strides,
+            4, -5, 16, 64, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
+            CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        CUDA_ERROR_INVALID_VALUE);
     const std::string text = err.finish();
+    CHECK(text.find("cuTensorMapEncodeIm2col: the pixel box is empty in dimension 2 (globalDim 8, "
+                    "corners 5 and -4); it must have non-zero area") != std::string::npos);
+    CHECK(text.find("cuTensorMapEncodeIm2colWide: the pixel box is empty along W") !=
+          std::string::npos);
     CHECK(text.find("cuTensorMapEncodeIm2col: a pixel box corner offset is -129; with tensorRank "
                     "4 it must be -128..127") != std::string::npos);
     CHECK(text.find("cuTensorMapEncodeIm2col: tensorRank is 2; it must be 3..5") !=

@@ -181,6 +181,13 @@ TEST_SUITE("tensor_map") {
                              .build(),
                          doctest::Contains("pixel_box needs 2 offsets per corner"),
                          cuwrap::usage_error);
+    // W spans 2 .. 5 - 1 - 3 = 1: empty (cuda.h: the box "must have non-zero area")
+    CHECK_THROWS_WITH_AS((void)cuwrap::tensor_map::im2col(ctx, span, {8, 5, 6, 4})
+                             .pixel_box({2, 0}, {-3, 0})
+                             .pixels(8, 16)
+                             .build(),
+                         doctest::Contains("the pixel box is empty in dimension 1"),
+                         cuwrap::usage_error);
     CHECK_THROWS_WITH_AS((void)cuwrap::tensor_map::im2col(ctx, span, {8, 5, 6, 4})
                              .pixel_box({0, 0}, {0, 0})
                              .pixels(300, 16)

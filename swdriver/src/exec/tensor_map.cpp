@@ -225,6 +225,18 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType ten
         }
       }
     }
+    // The bounding box spans lower .. globalDim - 1 + upper in each spatial dimension (the
+    // corners are W, H, D: dimensions 1, 2, 3); cuda.h: it "must have non-zero area".
+    for (unsigned i = 0; why.empty() && i + 2 < tensorRank; ++i) {
+      const auto span = static_cast<long long>(globalDim[i + 1]) + pixelBoxUpperCorner[i] -
+                        pixelBoxLowerCorner[i];
+      if (span < 1) {
+        why = "the pixel box is empty in dimension " + std::to_string(i + 1) + " (globalDim " +
+              std::to_string(globalDim[i + 1]) + ", corners " +
+              std::to_string(pixelBoxLowerCorner[i]) + " and " +
+              std::to_string(pixelBoxUpperCorner[i]) + "); it must have non-zero area";
+      }
+    }
     if (why.empty() && (channelsPerPixel == 0 || channelsPerPixel > 256)) {
       why = "channelsPerPixel is " + std::to_string(channelsPerPixel) + "; it must be 1..256";
     }
@@ -266,6 +278,13 @@ CUresult cuTensorMapEncodeIm2colWide(
       if (why.empty() && (v < -32768 || v > 32767)) {
         why = "a pixel box corner width is " + std::to_string(v) + "; it must be -32768..32767";
       }
+    }
+    if (why.empty() &&
+        static_cast<long long>(globalDim[1]) + pixelBoxUpperCornerWidth - pixelBoxLowerCornerWidth <
+            1) {
+      why = "the pixel box is empty along W (globalDim[1] " + std::to_string(globalDim[1]) +
+            ", corners " + std::to_string(pixelBoxLowerCornerWidth) + " and " +
+            std::to_string(pixelBoxUpperCornerWidth) + "); it must have non-zero area";
     }
     if (why.empty() && wide != CU_TENSOR_MAP_IM2COL_WIDE_MODE_W &&
         wide != CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128) {

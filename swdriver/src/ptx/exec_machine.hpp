@@ -432,8 +432,8 @@ class Machine {
   void complete_copies(Thread& t, CopyGroups& g, std::uint32_t before);
   // Performs every copy the thread has in flight (when it exits).
   void complete_async(Thread& t);
-  // cp.async.bulk.tensor in tile mode (exec_tensor.cpp): one thread's copy of a box (with
-  // kReduce, cp.reduce.async.bulk.tensor: the box reduced into the tensor).
+  // cp.async.bulk.tensor in tile and im2col modes (exec_tensor.cpp): one thread's copy of a box
+  // (with kReduce, cp.reduce.async.bulk.tensor: the box reduced into the tensor).
   void tensor_copy(Thread& t, const Inst& in);
   // The PTX type of a tensor reduction `op` on a map's CUtensorMapDataType; faults when the
   // PTX ISA does not list the pair.

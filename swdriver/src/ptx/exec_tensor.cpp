@@ -1,16 +1,20 @@
-// cp.async.bulk.tensor in tile mode (exec_machine.hpp): the tensor memory accelerator's copies
-// of a box of a tensor between global memory and shared memory, as a tensor map describes them
-// (tensor_map.hpp; PTX ISA "Tensor copy", cuda.h cuTensorMapEncodeTiled).
+// cp.async.bulk.tensor in tile and im2col modes (exec_machine.hpp): the tensor memory
+// accelerator's copies of a box of a tensor between global memory and shared memory, as a tensor
+// map describes them (tensor_map.hpp; PTX ISA "Tensor copy", "Tensor modes", cuda.h
+// cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col).
 //
-// A box has ceil(boxDim[i] / elementStrides[i]) elements in dimension i (elementStrides[0] is
-// ignored), element j at tensor coordinate c[i] + j[i] * elementStrides[i]; it lies in shared
-// memory densely, dimension 0 innermost. With a swizzle mode, the 16-byte chunk of a shared
-// address (its bits 4..6) is XORed with its 128-byte row (bits 7..9): one bit of each for 32B,
-// two for 64B, three for 128B, so the pattern repeats every 256, 512 or 1024 bytes. A load fills
-// the elements outside the tensor with zeros (or, with
-// CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, the type's NaN) and completes the box's
-// bytes on the mbarrier (on each CTA of ctaMask with .multicast::cluster); a store writes only
-// the elements inside the tensor (cp.reduce.async.bulk.tensor: reduces them into it, each
+// Tile mode: a box has ceil(boxDim[i] / elementStrides[i]) elements in dimension i
+// (elementStrides[0] counts only in an interleaved layout), element j at tensor coordinate
+// c[i] + j[i] * elementStrides[i]. Im2col mode (NWC, NHWC, NDHWC tensors, C innermost): the box
+// is pixelsPerColumn pixels of channelsPerPixel channels, the pixels traversed through the
+// map's bounding box and read at their position plus the instruction's im2col offsets (see
+// tensor_copy). Either lies in shared memory densely, dimension 0 innermost. With a swizzle
+// mode, the 16-byte chunk of a shared address (its bits 4..6) is XORed with its 128-byte row
+// (bits 7..9): one bit of each for 32B, two for 64B, three for 128B, so the pattern repeats
+// every 256, 512 or 1024 bytes. A load fills the elements outside the tensor with zeros (or,
+// with CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, the type's NaN) and completes the
+// box's bytes on the mbarrier (on each CTA of ctaMask with .multicast::cluster); a store writes
+// only the elements inside the tensor (cp.reduce.async.bulk.tensor: reduces them into it, each
 // element atomically). Both happen when the copy is issued: a store's bulk group then has
 // nothing left to wait for.
 #include <bit>
@@ -97,6 +101,7 @@ Type Machine::reduction_type(Sub op, unsigned data_type) {
 
 void Machine::tensor_copy(Thread& t, const Inst& in) {
   const bool store = (in.mode & kBulkToGlobal) != 0;
+  const bool im2col = (in.flags & kIm2col) != 0;
   const std::uint64_t map_addr = address(t, in.ops[store ? 0 : 1]);
   const auto found = TensorMapDesc::read(resolve(t, Space::generic, map_addr, 128, false));
   if (!found) {
@@ -106,32 +111,108 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
   }
   const TensorMapDesc& d = *found;
   const unsigned rank = in.vec;
-  if (d.mode != TensorMapMode::tiled || d.rank != rank) {
-    fault(Fault::illegal_instruction,
-          "cp.async.bulk.tensor." + std::to_string(rank) + "d.tile with a " +
-              (d.mode == TensorMapMode::tiled ? "tiled" : "im2col") + " tensor map of rank " +
-              std::to_string(d.rank) + " (the copy's mode and dimension must be the map's)");
-  }
-  if (d.interleave != 0) {
-    fault(Fault::illegal_instruction,
-          "cp.async.bulk.tensor with an interleaved tensor map (CU_TENSOR_MAP_INTERLEAVE_16B or "
-          "32B), which the software driver does not run yet");
+  const TensorMapMode want = im2col ? TensorMapMode::im2col : TensorMapMode::tiled;
+  if (d.mode != want || d.rank != rank) {
+    const char* mode_name = !im2col ? "tile" : store ? "im2col_no_offs" : "im2col";
+    const char* map_name = d.mode == TensorMapMode::tiled    ? "a tiled"
+                           : d.mode == TensorMapMode::im2col ? "an im2col"
+                                                             : "an im2col-wide";
+    fault(Fault::illegal_instruction, "cp.async.bulk.tensor." + std::to_string(rank) + "d." +
+                                          mode_name + " with " + map_name + " tensor map of rank " +
+                                          std::to_string(d.rank) +
+                                          " (the copy's mode and dimension must be the map's)");
   }
   const unsigned es = TensorMapDesc::element_size(d.data_type);
+  if (d.interleave != 0) {
+    // NC/8HWC8-like layouts: dimension 0 is the channels of one 16- or 32-byte slice, which the
+    // box moves whole. The software driver runs tiled maps whose box rows are whole slices.
+    const unsigned slice = d.interleave == 1 ? 16 : 32;
+    const unsigned row = (d.box[0] + d.element_stride[0] - 1) / d.element_stride[0] * es;
+    if (im2col || row % slice != 0) {
+      fault(Fault::illegal_instruction,
+            "cp.async.bulk.tensor with an interleaved tensor map (CU_TENSOR_MAP_INTERLEAVE_" +
+                std::to_string(slice) + "B) " +
+                (im2col ? std::string("in im2col mode")
+                        : "whose box rows are " + std::to_string(row) + " bytes, not whole " +
+                              std::to_string(slice) + "-byte slices") +
+                ", which the software driver does not run");
+    }
+  }
   const bool reduce = (in.flags & kReduce) != 0;
   const Type reduce_type = reduce ? reduction_type(in.sub, d.data_type) : Type::none;
   // FLOAT32_FTZ (10) and TFLOAT32_FTZ (12) flush subnormals
   const bool reduce_ftz = d.data_type == 10 || d.data_type == 12;
   std::int64_t coord[5] = {};
-  unsigned count[5] = {1, 1, 1, 1, 1};
-  std::uint64_t elements = 1;
   for (unsigned i = 0; i < rank; ++i) {
     const std::uint32_t reg = p_.vec_regs[in.ops[5].reg + i];
     coord[i] = static_cast<std::int32_t>(t.rf[reg] & 0xffffffffu);
-    const unsigned step = i == 0 ? 1 : d.element_stride[i];
-    count[i] = (d.box[i] + step - 1) / step;
-    elements *= count[i];
   }
+  // Each element of the box in shared memory order: its global address, and whether it lies
+  // inside the tensor.
+  struct Element {
+    std::uint64_t global;
+    bool inside;
+  };
+  std::vector<Element> box_elements;
+  const auto add = [&](const std::int64_t* c) {
+    bool inside = true;
+    std::uint64_t g = d.address;
+    for (unsigned i = 0; i < rank; ++i) {
+      if (c[i] < 0 || c[i] > std::int64_t{d.dim_minus_one[i]}) inside = false;
+      g += static_cast<std::uint64_t>(c[i]) * (i == 0 ? es : d.stride[i - 1]);
+    }
+    box_elements.push_back({g, inside});
+  };
+  if (im2col) {
+    // pixelsPerColumn pixels of channelsPerPixel channels each (PTX ISA "im2col mode"): the
+    // pixels are the positions of the bounding box (per spatial dimension i, lowerCorner to
+    // globalDim - 1 + upperCorner) from the coordinates on, W fastest, stepping by
+    // elementStrides and wrapping to the box's lower corner into the next row (H), plane (D) and
+    // image (N); each is read at its position plus the im2col offsets (a store: none).
+    std::int64_t offset[3] = {};
+    if (!store && in.out2.kind == Operand::Kind::vec) {
+      for (unsigned i = 0; i < in.out2.count && i < 3; ++i) {
+        offset[i] = static_cast<std::int64_t>(t.rf[p_.vec_regs[in.out2.reg + i]] & 0xffffu);
+      }
+    }
+    const unsigned spatial = rank - 2;
+    std::int64_t pixel[5] = {};  // dims 1..rank-1 of the current pixel
+    for (unsigned i = 1; i < rank; ++i) pixel[i] = coord[i];
+    for (unsigned p = 0; p < d.pixels_per_column; ++p) {
+      std::int64_t c[5];
+      for (unsigned i = 1; i < rank; ++i) c[i] = pixel[i] + (i <= spatial ? offset[i - 1] : 0);
+      for (unsigned ch = 0; ch < d.channels_per_pixel; ++ch) {
+        c[0] = coord[0] + ch;
+        add(c);
+      }
+      unsigned i = 1;
+      for (; i <= spatial; ++i) {
+        pixel[i] += d.element_stride[i];
+        const std::int64_t upper = std::int64_t{d.dim_minus_one[i]} + d.upper[i - 1];
+        if (pixel[i] <= upper) break;
+        pixel[i] = d.lower[i - 1];
+      }
+      if (i > spatial) pixel[rank - 1] += d.element_stride[rank - 1];
+    }
+  } else {
+    // the box: ceil(boxDim[i] / elementStrides[i]) elements per dimension, dimension 0
+    // innermost (its stride counts only in an interleaved layout)
+    unsigned count[5] = {1, 1, 1, 1, 1}, step[5] = {1, 1, 1, 1, 1};
+    for (unsigned i = 0; i < rank; ++i) {
+      step[i] = i == 0 && d.interleave == 0 ? 1 : d.element_stride[i];
+      count[i] = (d.box[i] + step[i] - 1) / step[i];
+    }
+    unsigned j[5] = {};
+    for (;;) {
+      std::int64_t c[5];
+      for (unsigned i = 0; i < rank; ++i) c[i] = coord[i] + std::int64_t{j[i]} * step[i];
+      add(c);
+      unsigned i = 0;
+      while (i < rank && ++j[i] == count[i]) j[i++] = 0;
+      if (i == rank) break;
+    }
+  }
+  const std::uint64_t elements = box_elements.size();
   const std::uint64_t bytes = elements * es;
   const std::uint64_t smem = address(t, in.ops[store ? 1 : 0]);
   if (smem % 128 != 0) {
@@ -158,16 +239,8 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
   const bool fill_nan = d.oob_fill != 0;
   std::vector<unsigned char> box;  // a load's bytes, then written to every target
   if (!store) box.resize(bytes);
-  std::uint64_t index = 0;
-  unsigned j[5] = {};
-  for (;;) {
-    bool inside = true;
-    std::uint64_t g = d.address;
-    for (unsigned i = 0; i < rank; ++i) {
-      const std::int64_t c = coord[i] + std::int64_t{j[i]} * (i == 0 ? 1 : d.element_stride[i]);
-      if (c < 0 || c > std::int64_t{d.dim_minus_one[i]}) inside = false;
-      g += static_cast<std::uint64_t>(c) * (i == 0 ? es : d.stride[i - 1]);
-    }
+  for (std::uint64_t index = 0; index < elements; ++index) {
+    const auto [g, inside] = box_elements[index];
     if (store) {
       if (inside) {
         if (!in_global(g, es, true)) bad_address(g, es, true, "global (tensor map)");
@@ -185,10 +258,6 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
       const std::uint64_t fill = fill_nan ? nan : 0;
       std::memcpy(&box[index * es], &fill, es);
     }
-    ++index;
-    unsigned i = 0;
-    while (i < rank && ++j[i] == count[i]) j[i++] = 0;
-    if (i == rank) break;
   }
   if (store) return;
   const std::uint64_t bar = address(t, in.ops[2]);

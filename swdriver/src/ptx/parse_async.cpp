@@ -3,8 +3,8 @@
 // global memory in bulk groups, prefetch; to shared memory of other CTAs of the cluster, and
 // multicast), every mbarrier.* instruction, setmaxnreg, and the proxy qualifiers of fence. Each
 // form is checked here as the PTX ISA 9.0 writes it, so a malformed one fails to load with its
-// line; the forms the interpreter does not run (im2col, gather and scatter tensor copies, byte
-// masks) are left to the caller as unsupported. cp.reduce.async.bulk{.tensor} is read by
+// line; the forms the interpreter does not run (gather and scatter tensor copies, byte masks)
+// are left to the caller as unsupported. cp.reduce.async.bulk{.tensor} is read by
 // bulk_reduction.
 #include <algorithm>
 #include <string>
@@ -237,24 +237,30 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
   if (mods.take(".bulk")) {
     if (reduce) return bulk_reduction(inst, parts, line);
     if (mods.take(".tensor")) {
-      // cp.async.bulk.tensor.Nd.{shared::cluster,shared::cta}.global{.tile}
+      // cp.async.bulk.tensor.Nd.{shared::cluster,shared::cta}.global{.tile,.im2col}
       //     .mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint}
-      //     [dst], [tensorMap, {coords}], [mbar] {, ctaMask} {, cache-policy}
-      // cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group{.L2::cache_hint}
-      //     [tensorMap, {coords}], [src] {, cache-policy}
-      // cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile}{.L2::cache_hint}
-      //     [tensorMap, {coords}] {, cache-policy}
-      // (PTX ISA 8.0). The im2col, gather/scatter and cta_group forms are not run.
-      if (mods.has(".im2col") || mods.has(".im2col::w") || mods.has(".im2col::w::128") ||
-          mods.has(".im2col_no_offs") || mods.has(".tile::gather4") ||
-          mods.has(".tile::scatter4") || mods.has(".cta_group::1") || mods.has(".cta_group::2")) {
+      //     [dst], [tensorMap, {coords}], [mbar] {, {im2colOffsets}} {, ctaMask} {, cache-policy}
+      // cp.async.bulk.tensor.Nd.global.shared::cta{.tile,.im2col_no_offs}.bulk_group
+      //     {.L2::cache_hint} [tensorMap, {coords}], [src] {, cache-policy}
+      // cp.async.bulk.prefetch.tensor.Nd.L2.global{.tile,.im2col}{.L2::cache_hint}
+      //     [tensorMap, {coords}] {, {im2colOffsets}} {, cache-policy}
+      // (PTX ISA 8.0, sm_90). The im2col modes are 3d..5d with one 16-bit offset per spatial
+      // dimension (rank - 2). The gather/scatter and cta_group forms (sm_100) are not run.
+      if (mods.has(".tile::gather4") || mods.has(".tile::scatter4") || mods.has(".cta_group::1") ||
+          mods.has(".cta_group::2")) {
         return false;
+      }
+      if (mods.has(".im2col::w") || mods.has(".im2col::w::128")) {
+        bad(".im2col::w and .im2col::w::128 need sm_100a or newer (PTX ISA 8.6); the software "
+            "driver's device is sm_90");
       }
       const std::string_view dim = mods.take_any({".1d", ".2d", ".3d", ".4d", ".5d"});
       if (dim.empty()) bad("needs a dimension (.1d to .5d)");
       const unsigned rank = static_cast<unsigned>(dim[1] - '0');
       inst.vec = static_cast<std::uint8_t>(rank);
-      mods.take(".tile");
+      const std::string_view load_mode = mods.take_any({".tile", ".im2col", ".im2col_no_offs"});
+      const bool im2col = load_mode == ".im2col" || load_mode == ".im2col_no_offs";
+      if (im2col && rank < 3) bad(std::string(load_mode) + " needs .3d, .4d or .5d");
       const bool hint = mods.take(".L2::cache_hint");
       const bool multicast = mods.take(".multicast::cluster");
       const bool prefetch = mods.take(".prefetch");
@@ -283,27 +289,61 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
       if (multicast && dst != ".shared::cluster") {
         bad(".multicast::cluster copies to .shared::cluster");
       }
+      // loads and prefetches take .im2col (with offsets), stores .im2col_no_offs
+      if (load_mode == ".im2col_no_offs" && dst != ".global") {
+        bad(".im2col_no_offs is for stores (.global.shared::cta); a load takes .im2col");
+      }
+      if (load_mode == ".im2col" && dst == ".global") {
+        bad("a store takes .im2col_no_offs, not .im2col");
+      }
       done_mods();
       inst.op = prefetch ? Op::prefetch : Op::cp_async_bulk_tensor;
       if (dst == ".global") inst.mode |= kBulkToGlobal;
       if (multicast) inst.flags |= kMulticast;
+      if (im2col) inst.flags |= kIm2col;
+      const bool offsets = load_mode == ".im2col";  // a load's or prefetch's {im2colOffsets}
+      // The im2col offsets, operand k: a vector of rank - 2 16-bit registers, kept in out2.
+      const auto take_offsets = [&](int k) {
+        const Operand o = inst.ops[k];
+        if (o.kind != Operand::Kind::vec || o.count != rank - 2) {
+          bad(".im2col." + std::string(dim.substr(1)) + " needs " + std::to_string(rank - 2) +
+              " im2col offsets: {o0" + (rank > 3 ? ", ..." : "") + "} (16-bit registers)");
+        }
+        for (unsigned i = 0; i < o.count; ++i) {
+          const std::uint32_t r = p_->vec_regs[o.reg + i];
+          const Type t = r == UINT32_MAX ? Type::none : reg_types_[r];
+          if (t != Type::b16 && t != Type::u16 && t != Type::s16) {
+            bad("the im2col offsets must be 16-bit registers");
+          }
+        }
+        inst.out2 = o;
+        for (int i = k; i + 1 < inst.nops; ++i) inst.ops[i] = inst.ops[i + 1];
+        inst.ops[--inst.nops] = Operand{};
+      };
       tensor_coords_ = Operand{};
       allow_tensor_coords_ = true;
       if (load) {
-        const unsigned count = 3 + (multicast ? 1 : 0) + (hint ? 1 : 0);
-        operands({Type::b64, Type::b64, Type::b64, multicast ? Type::u16 : Type::b64, Type::b64});
+        const unsigned count = 3 + (offsets ? 1 : 0) + (multicast ? 1 : 0) + (hint ? 1 : 0);
+        if (offsets) {
+          operands({Type::b64, Type::b64, Type::b64, Type::b16, multicast ? Type::u16 : Type::b64,
+                    Type::b64});
+        } else {
+          operands({Type::b64, Type::b64, Type::b64, multicast ? Type::u16 : Type::b64, Type::b64});
+        }
         allow_tensor_coords_ = false;
         need(count);
         if (inst.nops != count) bad("too many operands");
+        if (offsets) take_offsets(3);
         need_addr(0);
         need_addr(2);
         if (multicast) need_value(3);
       } else {
-        const unsigned count = (prefetch ? 1 : 2) + (hint ? 1 : 0);
-        operands({Type::b64, Type::b64, Type::b64});
+        const unsigned count = (prefetch ? 1 : 2) + (offsets ? 1 : 0) + (hint ? 1 : 0);
+        operands({Type::b64, Type::b64, Type::b64, Type::b64});
         allow_tensor_coords_ = false;
         need(count);
         if (inst.nops != count) bad("too many operands");
+        if (offsets) take_offsets(1);
         if (!prefetch) need_addr(1);
       }
       const int map = load ? 1 : 0;
@@ -477,15 +517,15 @@ bool Parser::async_instruction(Inst& inst, std::string_view opcode, std::string_
 //     [dstMem], [srcMem], size, [mbar]
 // cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.redOp{.noftz}.type
 //     [dstMem], [srcMem], size {, cache-policy}
-// cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.tile}.bulk_group{.L2::cache_hint}
-//     [tensorMap, {coords}], [srcMem] {, cache-policy}
+// cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.tile,.im2col_no_offs}.bulk_group
+//     {.L2::cache_hint} [tensorMap, {coords}], [srcMem] {, cache-policy}
 // (PTX ISA 8.0, sm_90). The element type of a tensor reduction is the map's.
 bool Parser::bulk_reduction(Inst& inst, const std::vector<std::string_view>& parts, int line) {
   Mods mods(parts);
   const auto bad = [&](const std::string& why) { fail_at(line, "cp.reduce.async.bulk: " + why); };
   for (std::string_view m : {".reduce", ".async", ".bulk"}) mods.take(m);
   const bool tensor = mods.take(".tensor");
-  if (tensor && (mods.has(".im2col_no_offs") || mods.has(".im2col"))) return false;
+  if (tensor && mods.has(".im2col")) bad("a tensor reduction takes .im2col_no_offs, not .im2col");
   static const std::pair<std::string_view, Sub> kOps[] = {
       {".add", Sub::a_add}, {".min", Sub::a_min}, {".max", Sub::a_max}, {".inc", Sub::a_inc},
       {".dec", Sub::a_dec}, {".and", Sub::a_and}, {".or", Sub::a_or},   {".xor", Sub::a_xor}};
@@ -505,7 +545,10 @@ bool Parser::bulk_reduction(Inst& inst, const std::vector<std::string_view>& par
     dim = mods.take_any({".1d", ".2d", ".3d", ".4d", ".5d"});
     if (dim.empty()) bad("needs a dimension (.1d to .5d)");
     if (to_cluster) bad("a tensor reduction writes .global memory");
-    mods.take(".tile");
+    if (!mods.take(".tile") && mods.take(".im2col_no_offs")) {
+      if (dim[1] < '3') bad(".im2col_no_offs needs .3d, .4d or .5d");
+      inst.flags |= kIm2col;
+    }
   } else {
     if (mods.take(".noftz")) inst.flags |= kNoFtz;
     std::string_view type_name;

@@ -248,8 +248,9 @@ enum class Op : std::uint16_t {
   atom,
   red,
   st_async,  ///< st.async: st, then complete_tx of its bytes on ops[2]'s mbarrier
-  /// cp.async.bulk.tensor (tile mode): Inst::vec is the rank, ops[5] the coordinates; a load
-  /// has [dst], [tensorMap], [mbar] {, ctaMask}, a store (kBulkToGlobal) [tensorMap], [src]
+  /// cp.async.bulk.tensor (tile and im2col modes): Inst::vec is the rank, ops[5] the
+  /// coordinates; a load has [dst], [tensorMap], [mbar] {, ctaMask} (with kIm2col, out2 the
+  /// im2col offsets), a store (kBulkToGlobal) [tensorMap], [src]
   cp_async_bulk_tensor,
   red_async,  ///< red.async: red, then complete_tx of its bytes on ops[2]'s mbarrier
   fence,
@@ -369,6 +370,9 @@ enum Flag : std::uint32_t {
   kClusterSpace = 1u << 26,  ///< the space was .shared::cluster (isspacep, mapa)
   kMulticast = 1u << 27,     ///< cp.async.bulk .multicast::cluster: ops[4] is the CTA mask
   kReduce = 1u << 28,  ///< cp.reduce.async.bulk{.tensor}: reduces with `sub` instead of copying
+  /// cp.{reduce.}async.bulk.tensor .im2col (a load: out2 holds the im2col offsets) or
+  /// .im2col_no_offs (a store or reduction)
+  kIm2col = 1u << 29,
 };
 
 /// Variants of the asynchronous-copy and mbarrier instructions (Inst::mode).

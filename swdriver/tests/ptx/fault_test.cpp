@@ -253,17 +253,9 @@ $end:
 )",
         R"(
   .reg .b32 %s, %c;
-  .reg .b16 %h;
   mov.u32 %s, buf;
   mov.u32 %c, 0;
-  mov.u16 %h, 0;
-  cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%s], [%in, {%c, %c, %c}], [%s], {%h};
-)",
-        R"(
-  .reg .b32 %s, %c;
-  mov.u32 %s, buf;
-  mov.u32 %c, 0;
-  cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.im2col_no_offs.bulk_group [%in, {%c, %c, %c}], [%s];
+  cp.async.bulk.tensor.2d.shared::cta.global.tile::gather4.mbarrier::complete_tx::bytes [%s], [%in, {%c, %c, %c, %c, %c}], [%s];
 )",
         R"(
   .reg .f32 %x, %r<4>;
