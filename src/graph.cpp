@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "cuwrap/detail/graph_labels.hpp"
+#include "in_context.hpp"
 
 namespace cuwrap {
 namespace detail {
@@ -215,6 +216,10 @@ graph_node graph_ref::add_kernel_params(const kernel& k, const launch_config& co
                                         std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "add_kernel", where);
   const auto p = kernel_params(k, config, params, context_, "cuGraphAddKernelNode", where, true);
+  // NVIDIA's driver crashes in cuGraphAddKernelNode when no context is current (seen on an
+  // H200, driver 580.159.04): the graph's context is made current first unless it is.
+  std::optional<scoped_current_context> current;
+  if (context_ != nullptr) current.emplace(context_ref{context_}, where);
   CUgraphNode n{};
   const CUresult r = drv().cuGraphAddKernelNode(&n, handle_, after.data(), after.size(), &p);
   if (r != CUDA_SUCCESS) {
@@ -509,7 +514,8 @@ graph_exec graph::instantiate_with(instantiate_flags flags, CUstream upload,
   p.flags = static_cast<cuuint64_t>(flags);
   p.hUploadStream = upload;
   CUgraphExec exec{};
-  const CUresult r = drv().cuGraphInstantiateWithParams(&exec, handle_, &p);
+  const CUresult r = detail::call_in_context(
+      context_, [&] { return drv().cuGraphInstantiateWithParams(&exec, handle_, &p); }, where);
   if (r != CUDA_SUCCESS) {
     std::string details = instantiate_reason(p.result_out);
     details += " (flags " + instantiate_flags_text(flags) + ")";
@@ -542,6 +548,8 @@ void graph_exec_ref::set_kernel_params_raw(graph_node node, const kernel& k,
   detail::expect_not_moved_from(!empty(), "graph_exec", "set_kernel_params", where);
   detail::check_limits(k, config, where, api);
   const auto p = kernel_params(k, config, params, context_, api, where);
+  std::optional<scoped_current_context> current;  // as for cuGraphAddKernelNode
+  if (context_ != nullptr) current.emplace(context_ref{context_}, where);
   const CUresult r = drv().cuGraphExecKernelNodeSetParams(handle_, node.get(), &p);
   if (r != CUDA_SUCCESS) {
     detail::throw_graph_error(r, api, "kernel " + k.name() + detail::context_mismatch(k, context_),

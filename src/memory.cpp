@@ -137,10 +137,32 @@ void prefetch(CUdeviceptr address, std::size_t bytes, memory_location to, stream
         where);
 }
 
+namespace {
+// The context memory at `address` belongs to (one cuPointerGetAttributes call).
+CUresult context_of(CUdeviceptr address, CUcontext& ctx) noexcept {
+  CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_CONTEXT;
+  void* value = &ctx;
+  return driver().cuPointerGetAttributes(1, &attribute, &value, address);
+}
+}  // namespace
+
 void advise(CUdeviceptr address, std::size_t bytes, memory_advice advice, memory_location location,
             std::source_location where) {
-  check(driver().cuMemAdvise(address, bytes, static_cast<CUmem_advise>(advice), location.native()),
-        "cuMemAdvise", where);
+  const auto call = [&] {
+    return driver().cuMemAdvise(address, bytes, static_cast<CUmem_advise>(advice),
+                                location.native());
+  };
+  CUresult r = call();
+  CUcontext current = nullptr;
+  CUcontext ctx = nullptr;
+  // None current (as NVIDIA's driver needs, in_context.hpp): again in the memory's context.
+  if (r == CUDA_ERROR_INVALID_CONTEXT && driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
+      current == nullptr && context_of(address, ctx) == CUDA_SUCCESS && ctx != nullptr)
+      [[unlikely]] {
+    const scoped_current_context scope{context_ref{ctx}, where};
+    r = call();
+  }
+  check(r, "cuMemAdvise", where);
 }
 
 int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute,

@@ -1,8 +1,11 @@
 // Occupancy queries (cuOccupancy*) and the trampoline that lets a C++ callable answer
-// cuOccupancyMaxPotentialBlockSize's block-size-to-shared-memory callback.
+// cuOccupancyMaxPotentialBlockSize's block-size-to-shared-memory callback. Each query is one
+// driver call; without a current context the driver refuses it, and it is made again in the
+// kernel's module's context (in_context.hpp).
 #include <exception>
 
 #include "cuwrap/launch.hpp"
+#include "in_context.hpp"
 
 namespace cuwrap {
 namespace {
@@ -46,9 +49,14 @@ occupancy::block_size_suggestion potential_block_size(const kernel& k, shared_by
   Slot slot{call, callable, nullptr};
   Slot* const previous = std::exchange(current_slot, &slot);
   occupancy::block_size_suggestion s;
-  const CUresult r = driver().cuOccupancyMaxPotentialBlockSizeWithFlags(
-      &s.min_grid_size, &s.block_size, k.get(), &trampoline, 0, block_size_limit,
-      static_cast<unsigned>(flags));
+  const CUresult r = call_in_context(
+      k.context(),
+      [&] {
+        return driver().cuOccupancyMaxPotentialBlockSizeWithFlags(
+            &s.min_grid_size, &s.block_size, k.get(), &trampoline, 0, block_size_limit,
+            static_cast<unsigned>(flags));
+      },
+      where);
   current_slot = previous;
   if (slot.error) std::rethrow_exception(slot.error);
   check(r, "cuOccupancyMaxPotentialBlockSizeWithFlags", where);
@@ -64,8 +72,13 @@ int max_active_blocks_per_multiprocessor(const kernel& k, int block_size,
                                          std::source_location where) {
   expect_kernel(k, "occupancy::max_active_blocks_per_multiprocessor", where);
   int blocks = 0;
-  check(detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.get(), block_size,
-                                                                     dynamic_shared_bytes),
+  check(detail::call_in_context(
+            k.context(),
+            [&] {
+              return detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &blocks, k.get(), block_size, dynamic_shared_bytes);
+            },
+            where),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor", where);
   return blocks;
 }
@@ -75,8 +88,13 @@ int max_active_blocks_per_multiprocessor(const kernel& k, int block_size,
                                          std::source_location where) {
   expect_kernel(k, "occupancy::max_active_blocks_per_multiprocessor", where);
   int blocks = 0;
-  check(detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-            &blocks, k.get(), block_size, dynamic_shared_bytes, static_cast<unsigned>(flags)),
+  check(detail::call_in_context(
+            k.context(),
+            [&] {
+              return detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                  &blocks, k.get(), block_size, dynamic_shared_bytes, static_cast<unsigned>(flags));
+            },
+            where),
         "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", where);
   return blocks;
 }
@@ -86,9 +104,14 @@ block_size_suggestion max_potential_block_size(const kernel& k, std::size_t dyna
                                                std::source_location where) {
   expect_kernel(k, "occupancy::max_potential_block_size", where);
   block_size_suggestion s;
-  check(detail::driver().cuOccupancyMaxPotentialBlockSizeWithFlags(
-            &s.min_grid_size, &s.block_size, k.get(), nullptr, dynamic_shared_bytes,
-            block_size_limit, static_cast<unsigned>(flags)),
+  check(detail::call_in_context(
+            k.context(),
+            [&] {
+              return detail::driver().cuOccupancyMaxPotentialBlockSizeWithFlags(
+                  &s.min_grid_size, &s.block_size, k.get(), nullptr, dynamic_shared_bytes,
+                  block_size_limit, static_cast<unsigned>(flags));
+            },
+            where),
         "cuOccupancyMaxPotentialBlockSizeWithFlags", where);
   return s;
 }
@@ -97,8 +120,13 @@ std::size_t available_dynamic_shared_bytes(const kernel& k, int blocks_per_sm, i
                                            std::source_location where) {
   expect_kernel(k, "occupancy::available_dynamic_shared_bytes", where);
   std::size_t bytes = 0;
-  check(detail::driver().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, k.get(), blocks_per_sm,
-                                                                 block_size),
+  check(detail::call_in_context(
+            k.context(),
+            [&] {
+              return detail::driver().cuOccupancyAvailableDynamicSMemPerBlock(
+                  &bytes, k.get(), blocks_per_sm, block_size);
+            },
+            where),
         "cuOccupancyAvailableDynamicSMemPerBlock", where);
   return bytes;
 }
@@ -107,7 +135,12 @@ int max_active_clusters(const kernel& k, const launch_config& config, std::sourc
   expect_kernel(k, "occupancy::max_active_clusters", where);
   CUlaunchConfig native = detail::native_config(config, nullptr);
   int clusters = 0;
-  check(detail::driver().cuOccupancyMaxActiveClusters(&clusters, k.get(), &native),
+  check(detail::call_in_context(
+            k.context(),
+            [&] {
+              return detail::driver().cuOccupancyMaxActiveClusters(&clusters, k.get(), &native);
+            },
+            where),
         "cuOccupancyMaxActiveClusters", where);
   return clusters;
 }
@@ -117,7 +150,12 @@ int max_potential_cluster_size(const kernel& k, const launch_config& config,
   expect_kernel(k, "occupancy::max_potential_cluster_size", where);
   CUlaunchConfig native = detail::native_config(config, nullptr);
   int size = 0;
-  check(detail::driver().cuOccupancyMaxPotentialClusterSize(&size, k.get(), &native),
+  check(detail::call_in_context(
+            k.context(),
+            [&] {
+              return detail::driver().cuOccupancyMaxPotentialClusterSize(&size, k.get(), &native);
+            },
+            where),
         "cuOccupancyMaxPotentialClusterSize", where);
   return size;
 }

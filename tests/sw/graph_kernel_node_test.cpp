@@ -33,10 +33,23 @@ TEST_SUITE("graph") {
     cuwrap::device_buffer<float> data{ctx, n};
     cuwrap::graph g{ctx};
     const auto fill = g.add_fill(data, 1.5f);
-    const auto calls =
-        calls_made_by([&] { (void)g.add_kernel(scale, config, fill, data, 4.0f, int{n}); });
-    CHECK(cuwrap::testing::total(calls) == 1);  // adding a node is one driver call
+    // Adding a kernel node is one driver call, after one cuCtxGetCurrent: NVIDIA's driver
+    // crashes in cuGraphAddKernelNode without a current context, so the graph's is made current
+    // when it is not (a push and a pop more).
+    const auto calls = [&] {
+      const cuwrap::scoped_current_context current{ctx};
+      return calls_made_by([&] { (void)g.add_kernel(scale, config, fill, data, 4.0f, int{n}); });
+    }();
+    CHECK(cuwrap::testing::total(calls) == 2);
     CHECK(calls.count("cuGraphAddKernelNode_v2") == 1);
+    CHECK(calls.count("cuCtxGetCurrent") == 1);
+    REQUIRE_FALSE(cuwrap::current_context().has_value());
+    cuwrap::graph other{ctx};
+    const auto without =
+        calls_made_by([&] { (void)other.add_kernel(scale, config, {}, data, 4.0f, int{n}); });
+    CHECK(cuwrap::testing::total(without) == 4);
+    CHECK(without.count("cuCtxPushCurrent_v2") == 1);
+    CHECK_FALSE(cuwrap::current_context().has_value());  // restored
     auto exec = g.instantiate();
     exec.launch(s);
     std::vector<float> out(n);
@@ -56,10 +69,11 @@ TEST_SUITE("graph") {
     cuwrap::graph g{ctx};
     auto with = config;
     with.with_cooperative().with_priority(-1);
+    const cuwrap::scoped_current_context current{ctx};
     const auto calls =
         calls_made_by([&] { (void)g.add_kernel(scale, with, {}, data.data(), 2.0f, int{n}); });
-    // One call for the node and one per attribute.
-    CHECK(cuwrap::testing::total(calls) == 3);
+    // One call for the node (after cuCtxGetCurrent) and one per attribute.
+    CHECK(cuwrap::testing::total(calls) == 4);
     CHECK(calls.at("cuGraphKernelNodeSetAttribute") == 2);
     const auto node = g.nodes().at(0);
     CHECK(node.attribute(CU_LAUNCH_ATTRIBUTE_COOPERATIVE).cooperative == 1);

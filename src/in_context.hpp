@@ -1,0 +1,31 @@
+// Driver calls that need a current context (private to src/). NVIDIA's driver answers
+// CUDA_ERROR_INVALID_CONTEXT from cuGraphInstantiate*, cuMemAdvise and every cuOccupancy*
+// function when no context is current (seen on an H200, driver 580.159.04), even when the
+// graph, memory or kernel says which context it belongs to.
+#pragma once
+
+#include <source_location>
+
+#include "cuwrap/context.hpp"
+#include "cuwrap/detail/driver.hpp"
+
+namespace cuwrap::detail {
+
+/// Calls `call()` (the usual path: one driver call). When it fails with
+/// CUDA_ERROR_INVALID_CONTEXT, no context is current and `ctx` is known, makes `ctx` current and
+/// calls once more (the cold path: cuCtxGetCurrent, cuCtxPushCurrent, the call, cuCtxPopCurrent).
+template <class Call>
+[[nodiscard]] CUresult call_in_context(CUcontext ctx, Call&& call, std::source_location where) {
+  const CUresult first = call();
+  if (first != CUDA_ERROR_INVALID_CONTEXT || ctx == nullptr) [[likely]] {
+    return first;
+  }
+  CUcontext current = nullptr;
+  if (driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != nullptr) {
+    return first;  // a context is current: the driver refused it, not the lack of one
+  }
+  const scoped_current_context scope{context_ref{ctx}, where};
+  return call();
+}
+
+}  // namespace cuwrap::detail
