@@ -207,10 +207,20 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
     const int fixed = 2 + ((inst.form & kTexLevel) ? 1 : 0) + ((inst.form & kTexGrad) ? 2 : 0);
     operands(6, g.coords);
     if (inst.nops < fixed) bad("too few operands");
-    if (inst.nops > fixed) {  // offsets, depth compare: read, and left unsupported
+    if (inst.nops > fixed) {
+      // {, e} {, f}: a vector of texel offsets, then the depth compare value. The PTX ISA says a
+      // depth texture compares each texel with f, but a CUDA texture object has no comparison
+      // function (CUDA_TEXTURE_DESC has none), so the result is not defined for one: a launch
+      // refuses it rather than guess. Offsets are left unsupported.
+      const bool offset = inst.ops[fixed].kind == Operand::Kind::vec;
       inst.op = Op::unsupported;
       inst.name = static_cast<std::uint32_t>(p_->names.size());
-      p_->names.push_back(what);
+      p_->names.push_back(
+          inst.nops > fixed + 1 || !offset
+              ? what +
+                    " with a depth compare operand (a CUDA texture object has no comparison "
+                    "function, so the PTX ISA's depth compare is undefined for it)"
+              : what + " with a texel offset operand");
       return push();
     }
     need_vec(0, inst.vec, "the result");
@@ -264,7 +274,15 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
   const bool formatted = take(".p");
   const bool raw = take(".b");
   if (formatted == raw) bad("needs .b or .p");
-  if (formatted && base != "sust") return false;  // suld.p, sured.p: not run
+  if (formatted && base == "suld") {
+    // PTX ISA 9.0 defines only suld.b: a formatted load (suld.p, PTX ISA 2.0) has no semantics
+    // for a surface object to follow.
+    unsupported_instruction(inst, what +
+                                      " (a formatted surface load; PTX ISA 9.0 defines only "
+                                      "suld.b)");
+    return true;
+  }
+  if (formatted && base != "sust") return false;  // sured.p: not run
   if (formatted) inst.form |= kSurfFormat;
   if (base == "sured") {
     static constexpr std::pair<std::string_view, Sub> kRed[] = {{".add", Sub::a_add},
