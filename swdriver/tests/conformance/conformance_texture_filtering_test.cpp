@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "conformance_checks.hpp"
@@ -405,6 +406,104 @@ TEST_SUITE("conformance") {
     const float by_hand = 0.25f * (cube_value(0, 3, 1) + cube_value(0, 3, 2)) +
                           0.25f * (cube_value(5, 0, 1) + cube_value(5, 0, 2));
     CHECK(edge == doctest::Approx(by_hand));
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: texCubemapGrad measures the gradients on the face") {
+    // A mipmapped cube of 8 x 8 faces (levels 8, 4, 2, 1), point filtering and the nearest
+    // level. The reference measures the face coordinates' gradient by central differences of
+    // the cube projection (no derivative formula), and keeps the points whose level of detail is
+    // clearly inside one level's range.
+    constexpr int w = 8, levels = 4;
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    d.Width = d.Height = w;
+    d.Depth = 6;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_CUBEMAP;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayCreate(&mip, &d, levels));
+    const auto value = [](int l, int f, int i, int j) {
+      return static_cast<float>(l * 1000 + f * 100 + j * 10 + i);
+    };
+    for (int l = 0; l < levels; ++l) {
+      CUarray level = nullptr;
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayGetLevel(&level, mip, static_cast<unsigned>(l)));
+      const int n = w >> l;
+      std::vector<float> data;
+      for (int f = 0; f < 6; ++f) {
+        for (int j = 0; j < n; ++j) {
+          for (int i = 0; i < n; ++i) data.push_back(value(l, f, i, j));
+        }
+      }
+      to_array(level, data.data(), static_cast<std::size_t>(n) * 4, static_cast<std::size_t>(n), 6);
+    }
+    CUDA_RESOURCE_DESC res{};
+    res.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    res.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC tex{};
+    tex.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    tex.maxMipmapLevelClamp = levels - 1;
+    CUtexObject t = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::tex().cuTexObjectCreate(&t, &res, &tex, nullptr));
+    objects.push_back(t);
+    // The face and its coordinates in level-0 texels (the Programming Guide's table).
+    const auto project = [](const std::array<double, 3>& v, int& face) {
+      const double ax = std::fabs(v[0]), ay = std::fabs(v[1]), az = std::fabs(v[2]);
+      double s = 0, tt = 0, m = 1;
+      if (ax >= ay && ax >= az) {
+        face = v[0] >= 0 ? 0 : 1, m = ax, s = v[0] >= 0 ? -v[2] : v[2], tt = -v[1];
+      } else if (ay >= az) {
+        face = v[1] >= 0 ? 2 : 3, m = ay, s = v[0], tt = v[1] >= 0 ? v[2] : -v[2];
+      } else {
+        face = v[2] >= 0 ? 4 : 5, m = az, s = v[2] >= 0 ? v[0] : -v[0], tt = -v[1];
+      }
+      return std::array<double, 2>{(s / m + 1) / 2 * w, (tt / m + 1) / 2 * w};
+    };
+    std::vector<float> at, g, want;
+    for (int f = 0; f < 6; ++f) {
+      for (const auto& [sc, tc] :
+           {std::pair{-0.6, 0.3}, std::pair{0.1, -0.45}, std::pair{0.52, 0.55}}) {
+        for (const double scale : {0.01, 0.2, 0.45, 0.6, 0.9, 3.0}) {
+          const auto dir = face_direction(f, sc, tc);
+          const std::array<double, 3> gx = {scale * 0.7, scale * -0.3, scale * 0.5};
+          const std::array<double, 3> gy = {scale * 0.1, scale * 0.4, scale * -0.2};
+          double rho = 0;
+          for (const auto& gr : {gx, gy}) {
+            constexpr double h = 1e-6;
+            std::array<double, 3> a{}, b{};
+            for (int k = 0; k < 3; ++k) a[k] = dir[k] + h * gr[k], b[k] = dir[k] - h * gr[k];
+            int fa = 0, fb = 0;
+            const auto pa = project(a, fa), pb = project(b, fb);
+            rho = std::max(rho, std::hypot(pa[0] - pb[0], pa[1] - pb[1]) / (2 * h));
+          }
+          const double lod = std::clamp(std::log2(rho), 0.0, double{levels - 1});
+          if (std::fabs(lod - std::floor(lod) - 0.5) < 0.05) continue;  // too near a boundary
+          const int level = lod <= 0.5 ? 0 : static_cast<int>(std::ceil(lod + 0.5)) - 1;
+          int face = 0;
+          const auto p = project(dir, face);
+          const int n = w >> level;
+          const auto texel = [&](double c) {
+            return std::clamp(static_cast<int>(std::floor(c / w * n)), 0, n - 1);
+          };
+          want.push_back(value(level, face, texel(p[0]), texel(p[1])));
+          at.insert(at.end(), {static_cast<float>(dir[0]), static_cast<float>(dir[1]),
+                               static_cast<float>(dir[2]), 0.0f});
+          for (const auto& gr : {gx, gy}) {
+            g.insert(g.end(), {static_cast<float>(gr[0]), static_cast<float>(gr[1]),
+                               static_cast<float>(gr[2]), 0.0f});
+          }
+        }
+      }
+    }
+    REQUIRE(want.size() >= 60);
+    std::set<float> levels_seen;
+    for (float v : want) levels_seen.insert(std::floor(v / 1000));
+    CHECK(levels_seen.size() == std::size_t{levels});  // every level is reached
+    const std::size_t n = want.size();
+    const CUdeviceptr dat = upload(at), dg = upload(g), dout = zeros<float>(n, -99.0f);
+    run(function(load_ptx("texture"), "tex_cube_grad"), {static_cast<unsigned>((n + 63) / 64)},
+        {64}, 0, t, dat, dg, dout, static_cast<int>(n));
+    conf::expect_equal(download<float>(dout, n), want, "texCubemapGrad");
   }
 }
 

@@ -132,3 +132,9 @@ extern "C" __global__ void tex2d_half(cudaTextureObject_t t, const float2* at, u
   halves[4 * i + 2] = h2;
   halves[4 * i + 3] = h3;
 }
+// texCubemapGrad<float> at direction at[i] with dPdx = g[2i], dPdy = g[2i + 1] (tex.grad.cube).
+extern "C" __global__ void tex_cube_grad(cudaTextureObject_t t, const float4* at, const float4* g,
+                                         float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = texCubemapGrad<float>(t, at[i].x, at[i].y, at[i].z, g[2 * i], g[2 * i + 1]);
+}
