@@ -399,6 +399,30 @@ TEST_SUITE("conformance") {
     ctx = swcu::test::create_context();
     forget();
   }
+
+  TEST_CASE_FIXTURE(
+      Textures, "conformance.texture: a half-precision result on an integer texture is a fault") {
+    // The PTX ISA defines .f16/.f16x2 results as floating point and no conversion of the
+    // integers a 32-bit integer texture returns: the software driver stops the kernel.
+    std::vector<std::uint32_t> img(std::size_t{kW} * kH, 7u);
+    const CUtexObject t =
+        texture(pitched(bytes_of(img), 4), CU_AD_FORMAT_UNSIGNED_INT32, 1, 1, false, false);
+    const CUdeviceptr at = zeros<float>(2), packed = zeros<std::uint32_t>(2),
+                      halves = zeros<std::uint16_t>(4);
+    swcu::test::StderrCapture capture;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        launch(function(load_ptx("texture"), "tex2d_half"), {1}, {1}, 0, t, at, packed, halves, 1));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    const std::string err = capture.finish();
+    INFO(err);
+    CHECK(err.find("kernel tex2d_half, PTX line") != std::string::npos);
+    CHECK(err.find("tex with a .f16x2 result on texture object") != std::string::npos);
+    CHECK(err.find("which returns integers") != std::string::npos);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    ctx = swcu::test::create_context();
+    forget();
+    objects.clear();
+  }
 }
 
 }  // namespace
