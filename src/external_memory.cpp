@@ -85,6 +85,35 @@ CUdeviceptr map_external_buffer(CUcontext ctx, CUexternalMemory memory, std::siz
   return p;
 }
 
+CUmipmappedArray map_external_mipmapped_array(CUcontext ctx, CUexternalMemory memory,
+                                              std::size_t size, std::size_t offset,
+                                              const array_descriptor& desc, unsigned levels,
+                                              std::source_location where) {
+  if (offset >= size || levels == 0) {
+    usage("cuwrap::external_memory::mapped_mipmapped_array: " +
+              (levels == 0 ? std::string{"0 levels (a mipmapped array has at least 1)"}
+                           : "offset " + std::to_string(offset) + " is not inside the imported " +
+                                 std::to_string(size) + " bytes"),
+          where);
+  }
+  CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC d{};
+  d.offset = offset;
+  d.arrayDesc = desc.native();
+  d.numLevels = levels;
+  const scoped_current_context current{context_ref{ctx}, where};
+  CUmipmappedArray h = nullptr;
+  const CUresult r = driver().cuExternalMemoryGetMappedMipmappedArray(&h, memory, &d);
+  if (r != CUDA_SUCCESS) {
+    throw_error(make_error_code(r), "cuExternalMemoryGetMappedMipmappedArray",
+                std::to_string(levels) + " levels of " + std::to_string(desc.extent.width) + " x " +
+                    std::to_string(desc.extent.height) + " x " + std::to_string(desc.extent.depth) +
+                    " elements of " + std::to_string(desc.channels) + " channels at offset " +
+                    std::to_string(offset) + " of " + std::to_string(size) + " bytes",
+                where);
+  }
+  return h;
+}
+
 }  // namespace detail
 
 external_memory external_memory::import_fd(const owning_context& ctx, int fd, std::size_t bytes,

@@ -22,28 +22,46 @@
 
 namespace cuwrap {
 
-/// The CUarray_format of a channel type: the 8-, 16- and 32-bit integers and float.
+/// The channel format of an element type, for arrays and textures alike: its CUarray_format
+/// and channel count. Defined for the 8-, 16- and 32-bit integers and float, alone or as
+/// std::array of 1, 2 or 4 of them.
 template <class T>
-inline constexpr CUarray_format array_format_of = [] {
-  static_assert(sizeof(T) == 0, "no CUarray_format for this channel type");
-  return CU_AD_FORMAT_FLOAT;
-}();
+struct texel_format {
+  static_assert(
+      sizeof(T) == 0,
+      "no CUarray_format for this channel type: use an 8-, 16- or 32-bit integer or float");
+};
+namespace detail {
+/// One channel of format F.
+template <CUarray_format F>
+struct one_channel {
+  static constexpr CUarray_format format = F;  ///< the channel's CUarray_format
+  static constexpr unsigned channels = 1;      ///< one channel
+};
+}  // namespace detail
 /// @cond
 template <>
-inline constexpr CUarray_format array_format_of<std::uint8_t> = CU_AD_FORMAT_UNSIGNED_INT8;
+struct texel_format<std::uint8_t> : detail::one_channel<CU_AD_FORMAT_UNSIGNED_INT8> {};
 template <>
-inline constexpr CUarray_format array_format_of<std::int8_t> = CU_AD_FORMAT_SIGNED_INT8;
+struct texel_format<std::int8_t> : detail::one_channel<CU_AD_FORMAT_SIGNED_INT8> {};
 template <>
-inline constexpr CUarray_format array_format_of<std::uint16_t> = CU_AD_FORMAT_UNSIGNED_INT16;
+struct texel_format<std::uint16_t> : detail::one_channel<CU_AD_FORMAT_UNSIGNED_INT16> {};
 template <>
-inline constexpr CUarray_format array_format_of<std::int16_t> = CU_AD_FORMAT_SIGNED_INT16;
+struct texel_format<std::int16_t> : detail::one_channel<CU_AD_FORMAT_SIGNED_INT16> {};
 template <>
-inline constexpr CUarray_format array_format_of<std::uint32_t> = CU_AD_FORMAT_UNSIGNED_INT32;
+struct texel_format<std::uint32_t> : detail::one_channel<CU_AD_FORMAT_UNSIGNED_INT32> {};
 template <>
-inline constexpr CUarray_format array_format_of<std::int32_t> = CU_AD_FORMAT_SIGNED_INT32;
+struct texel_format<std::int32_t> : detail::one_channel<CU_AD_FORMAT_SIGNED_INT32> {};
 template <>
-inline constexpr CUarray_format array_format_of<float> = CU_AD_FORMAT_FLOAT;
+struct texel_format<float> : detail::one_channel<CU_AD_FORMAT_FLOAT> {};
 /// @endcond
+/// Format of N channels of T.
+template <class T, std::size_t N>
+struct texel_format<std::array<T, N>> {
+  static_assert(N == 1 || N == 2 || N == 4, "a texel has 1, 2 or 4 channels");
+  static constexpr CUarray_format format = texel_format<T>::format;  ///< T's format
+  static constexpr unsigned channels = N;                            ///< N channels
+};
 
 /// The host type of one element of an array of `Channels` channels of T: T itself for one
 /// channel, std::array<T, Channels> otherwise.
@@ -219,7 +237,7 @@ class array : public detail::unique_handle<detail::array_traits> {
   array(const owning_context& ctx, array_extent extent, array_flags flags = array_flags::none,
         std::source_location where = std::source_location::current())
       : unique_handle{array_ref{detail::create_array(
-                          ctx, {array_format_of<T>, Channels, extent, flags}, "array", where)},
+                          ctx, {texel_format<T>::format, Channels, extent, flags}, "array", where)},
                       {ctx.lifetime(), extent, flags, 1}} {}
   /// `layers` layers of width x height (height 0: 1D layers).
   [[nodiscard]] static array layered(const owning_context& ctx, std::size_t width,
@@ -282,8 +300,17 @@ class mipmapped_array : public detail::unique_handle<detail::mipmapped_traits> {
                   std::source_location where = std::source_location::current())
       : unique_handle{
             detail::mipmapped_ref{detail::create_mipmapped_array(
-                ctx, {array_format_of<T>, Channels, extent, flags}, levels, where)},
+                ctx, {texel_format<T>::format, Channels, extent, flags}, levels, where)},
             {ctx.lifetime(), extent, flags, detail::clamp_levels(extent, flags, levels)}} {}
+  /// Takes ownership of `handle`, a mipmapped array of `levels` levels of `extent` and `flags`
+  /// in `ctx` made elsewhere (cuExternalMemoryGetMappedMipmappedArray): destroyed with
+  /// cuMipmappedArrayDestroy, as cuda.h requires of a mapped one. The extents and level count
+  /// must be what the handle holds (level() relies on them).
+  [[nodiscard]] static mipmapped_array adopt(const owning_context& ctx, CUmipmappedArray handle,
+                                             array_extent extent, unsigned levels,
+                                             array_flags flags = array_flags::none) noexcept {
+    return mipmapped_array{handle, {ctx.lifetime(), extent, flags, levels}};
+  }
   /// The number of levels (no driver call).
   [[nodiscard]] unsigned levels() const noexcept { return state().levels; }
   /// Level 0's extents as created (no driver call).
@@ -303,6 +330,10 @@ class mipmapped_array : public detail::unique_handle<detail::mipmapped_traits> {
   /// As array_ref::sparse_properties (cuMipmappedArrayGetSparseProperties).
   [[nodiscard]] CUDA_ARRAY_SPARSE_PROPERTIES sparse_properties(
       std::source_location where = std::source_location::current()) const;
+
+ private:
+  mipmapped_array(CUmipmappedArray handle, detail::array_state state) noexcept
+      : unique_handle{detail::mipmapped_ref{handle}, std::move(state)} {}
 };
 
 namespace detail {

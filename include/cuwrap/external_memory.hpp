@@ -12,6 +12,7 @@
 #include <span>
 #include <utility>
 
+#include "cuwrap/array.hpp"
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
 #include "cuwrap/detail/unique_handle.hpp"
@@ -29,6 +30,16 @@ namespace detail {
                                               std::size_t size, std::size_t offset,
                                               std::size_t bytes, std::size_t alignment,
                                               std::source_location where);
+
+/// Maps a mipmapped array of `levels` levels described by `desc` whose level 0 starts `offset`
+/// bytes into an imported object of `size` bytes (cuExternalMemoryGetMappedMipmappedArray, with
+/// `ctx` made current for the call if it is not); the caller owns the returned array
+/// (cuMipmappedArrayDestroy).
+[[nodiscard]] CUmipmappedArray map_external_mipmapped_array(CUcontext ctx, CUexternalMemory memory,
+                                                            std::size_t size, std::size_t offset,
+                                                            const array_descriptor& desc,
+                                                            unsigned levels,
+                                                            std::source_location where);
 
 /// An owning_context made from a lifetime token, for adopting memory in the context an
 /// imported object keeps alive.
@@ -91,6 +102,26 @@ class external_memory : public detail::unique_handle<detail::external_memory_tra
     return device_buffer<T>::adopt(detail::context_of_lifetime{state().ctx},
                                    device_span<T>{reinterpret_cast<T*>(p), count},  // NOLINT
                                    where);
+  }
+
+  /// Maps a mipmapped array of elements of `Channels` channels of T, `levels` levels (at least
+  /// 1; clamped as cuMipmappedArrayCreate clamps them) of `extent` and `flags`, whose level 0
+  /// starts `offset` bytes into the object (cuExternalMemoryGetMappedMipmappedArray). The
+  /// result owns the array (destroyed with cuMipmappedArrayDestroy, as cuda.h requires), keeps
+  /// the context alive and stays valid after this object is destroyed; its levels read and
+  /// write the imported memory. `offset` inside size() and `levels` are checked before the
+  /// driver call; the driver checks the descriptor and that the levels fit.
+  template <class T, unsigned Channels = 1>
+  [[nodiscard]] mipmapped_array<T, Channels> mapped_mipmapped_array(
+      std::size_t offset, array_extent extent, unsigned levels,
+      array_flags flags = array_flags::none,
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "external_memory", "mapped_mipmapped_array", where);
+    const CUmipmappedArray h = detail::map_external_mipmapped_array(
+        state().ctx->handle, handle_, state().size, offset,
+        {texel_format<T>::format, Channels, extent, flags}, levels, where);
+    return mipmapped_array<T, Channels>::adopt(detail::context_of_lifetime{state().ctx}, h, extent,
+                                               detail::clamp_levels(extent, flags, levels), flags);
   }
 
  private:

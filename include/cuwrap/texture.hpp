@@ -74,32 +74,6 @@ struct mipmapped_array_view {
   CUmipmappedArray handle;  ///< the mipmapped array
 };
 
-/// The channel format of an element type: its CUarray_format and channel count. Defined for
-/// the 8-, 16- and 32-bit integers and float, alone or as std::array of 1, 2 or 4 of them.
-template <class T>
-struct texel_format;
-/// Format of one channel.
-template <class T>
-requires std::is_arithmetic_v<T>
-struct texel_format<T> {
-  static constexpr CUarray_format format =
-      std::is_floating_point_v<T> ? CU_AD_FORMAT_FLOAT
-      : sizeof(T) == 1
-          ? (std::is_signed_v<T> ? CU_AD_FORMAT_SIGNED_INT8 : CU_AD_FORMAT_UNSIGNED_INT8)
-      : sizeof(T) == 2
-          ? (std::is_signed_v<T> ? CU_AD_FORMAT_SIGNED_INT16 : CU_AD_FORMAT_UNSIGNED_INT16)
-          : (std::is_signed_v<T> ? CU_AD_FORMAT_SIGNED_INT32 : CU_AD_FORMAT_UNSIGNED_INT32);
-  static constexpr unsigned channels = 1;  ///< one channel
-  static_assert(sizeof(T) <= 4 && (!std::is_floating_point_v<T> || sizeof(T) == 4),
-                "textures read 8-, 16- and 32-bit integers and float");
-};
-/// Format of N channels of T.
-template <class T, std::size_t N>
-struct texel_format<std::array<T, N>> : texel_format<T> {
-  static_assert(N == 1 || N == 2 || N == 4, "a texel has 1, 2 or 4 channels");
-  static constexpr unsigned channels = N;  ///< N channels
-};
-
 namespace detail {
 CUtexObject create_texture(const owning_context& ctx, const CUDA_RESOURCE_DESC& res,
                            const texture_options& options, std::source_location where);

@@ -231,6 +231,61 @@ TEST_SUITE("texture") {
     CHECK(refused(kernel("sured.b.2d.u32.trap [%rd1, {%r2, %r3}], %r1;")).find("operation") !=
           std::string::npos);
   }
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest,
+                    "texture: a launch refuses depth compare and suld.p, naming the PTX line") {
+    // PTX ISA, tex: "Operand f is .f32 scalar value that specifies depth compare value for depth
+    // textures"; the comparison function is the depth texture's, and a CUDA texture object has
+    // none (CUDA_TEXTURE_DESC). suld: PTX ISA 9.0 defines only the unformatted suld.b.
+    struct Case {
+      const char* inst;
+      const char* why;
+    };
+    const Case cases[] = {
+        {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f1, %f2}], %f5;",
+         "tex.2d.v4.f32.f32 with a depth compare operand (a CUDA texture object has no "
+         "comparison function"},
+        {"tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f1, %f2}], %f6, {%r1, %r2}, %f5;",
+         "tex.level.2d.v4.f32.f32 with a depth compare operand"},
+        {"tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f1, %f2}], {%r1, %r2};",
+         "tex.2d.v4.f32.f32 with a texel offset operand"},
+        {"suld.p.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];",
+         "suld.p.2d.v4.b32.trap (a formatted surface load; PTX ISA 9.0 defines only suld.b)"},
+    };
+    for (const Case& c : cases) {
+      const CUmodule m = load(swcu::test::ptx(kernel(c.inst)));
+      const CUfunction f = function(m, "k");
+      CUdeviceptr t = 0;
+      void* params[] = {&t};
+      swcu::test::StderrCapture capture;
+      SWCU_TEST_CHECK_RESULT(
+          swcu::test::mod().cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr),
+          CUDA_ERROR_NOT_SUPPORTED);
+      const std::string err = capture.finish();
+      INFO(err);
+      CHECK(err.find(std::string("kernel k uses ") + c.why) != std::string::npos);
+      CHECK(err.find("(PTX line ") != std::string::npos);
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    }
+  }
+
+  TEST_CASE_FIXTURE(swcu::test::ModuleTest, "texture: .f16x2 results are tex's, with .v2") {
+    // PTX ISA: tex.geom.v2.f16x2.ctype; tld4's results are .u32, .s32 and .f32 only.
+    const CUmodule m = load(swcu::test::ptx(
+        kernel("tex.2d.v2.f16x2.f32 {%r1, %r2}, [%rd1, {%f1, %f2}];\n"
+               "  tex.grad.2d.v4.f16.f32 {%rs1, %rs2, %rs3, %rs1}, [%rd1, {%f1, %f2}], {%f3, %f4}, "
+               "{%f5, %f6};\n"
+               "  tex.base.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f1, %f2}];")));
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::mod().cuModuleUnload(m));
+    CHECK(refused(kernel("tld4.r.2d.v2.f16x2.f32 {%r1, %r2}, [%rd1, {%f1, %f2}];"))
+              .find("needs .v4") != std::string::npos);
+    CHECK(refused(kernel("tex.2d.v2.f32.f32 {%f1, %f2}, [%rd1, {%f1, %f2}];"))
+              .find(".f16x2 with .v2") != std::string::npos);
+    CHECK(refused(kernel("tex.2d.v4.f16x2.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%f1, %f2}];"))
+              .find("result") != std::string::npos);
+    CHECK(refused(kernel("tex.base.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f1, %f2}], "
+                         "%f3;"))
+              .find("one of .base, .level and .grad") != std::string::npos);
+  }
 }
 
 }  // namespace

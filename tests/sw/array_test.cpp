@@ -33,8 +33,8 @@ struct current_primary {
 
 }  // namespace
 
-static_assert(cuwrap::array_format_of<float> == CU_AD_FORMAT_FLOAT);
-static_assert(cuwrap::array_format_of<std::int16_t> == CU_AD_FORMAT_SIGNED_INT16);
+static_assert(cuwrap::texel_format<float>::format == CU_AD_FORMAT_FLOAT);
+static_assert(cuwrap::texel_format<std::int16_t>::format == CU_AD_FORMAT_SIGNED_INT16);
 static_assert(std::is_same_v<cuwrap::array<float, 4>::element_type, std::array<float, 4>>);
 static_assert(std::is_same_v<cuwrap::array<std::uint8_t>::element_type, std::uint8_t>);
 static_assert(!std::is_copy_constructible_v<cuwrap::array<float>>);

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -24,6 +25,7 @@
 using cuwrap::testing::check_moved_from;
 using cuwrap::testing::moved_from_message;
 using cuwrap::testing::sw_fixture;
+using cuwrap::testing::swcuda;
 
 namespace {
 
@@ -314,6 +316,89 @@ TEST_SUITE("external memory") {
     });
     CHECK(points >= 6);
     CHECK(open_descriptors() == before);  // every descriptor closed, on every path
+  }
+
+  TEST_CASE_FIXTURE(fixture, "a mapped mipmapped array owns its levels over the imported memory") {
+    // Level 0 of 16 x 8 float2 at offset 1024, level 1 (8 x 4) at the next multiple of 512
+    // bytes: the software driver's layout (docs/software-driver.md; the real one is opaque).
+    constexpr std::size_t bytes = 8192, offset = 1024;
+    const int fd = memfd(bytes);
+    const host_mapping host{fd, bytes};
+    using texel = std::array<float, 2>;
+    auto* const level0 = reinterpret_cast<texel*>(host.as<unsigned char>() + offset);
+    auto* const level1 = reinterpret_cast<texel*>(host.as<unsigned char>() + offset + 1024);
+    for (int i = 0; i < 16 * 8; ++i) level0[i] = {static_cast<float>(i), -1.0f};
+    for (int i = 0; i < 8 * 4; ++i) level1[i] = {static_cast<float>(i) * 0.5f, 2.0f};
+    const int given = dup(fd);
+    std::optional<cuwrap::mipmapped_array<float, 2>> mip;
+    {
+      const auto memory = cuwrap::external_memory::import_fd(ctx, given, bytes);
+      mip.emplace(memory.mapped_mipmapped_array<float, 2>(offset, {16, 8}, 9));
+    }  // the array outlives the memory object
+    // clamped as cuMipmappedArrayCreate clamps: 1 + log2(16)
+    CHECK(mip->levels() == 5);
+    CHECK(mip->extent() == cuwrap::array_extent{16, 8, 0});
+    const auto desc = mip->level(1).descriptor();
+    CHECK(desc.format == CU_AD_FORMAT_FLOAT);
+    CHECK(desc.channels == 2);
+    CHECK(desc.extent == cuwrap::array_extent{8, 4, 0});
+    std::vector<texel> got(8 * 4);
+    cuwrap::copy_3d(s, cuwrap::volume_of(got, {8, 4, 1}),
+                    cuwrap::volume<const texel>(mip->level(1)));
+    s.synchronize();
+    CHECK(got == std::vector<texel>(level1, level1 + 8 * 4));
+    // A copy into level 0 lands in the file.
+    const std::vector<texel> ones(16 * 8, texel{1.0f, 1.0f});
+    cuwrap::copy_3d(s, cuwrap::volume<texel>(mip->level(0)), cuwrap::volume_of(ones, {16, 8, 1}));
+    s.synchronize();
+    CHECK(level0[127] == texel{1.0f, 1.0f});
+    const auto live = swcuda().live_handles(SWCU_MIPMAPPED_ARRAY);
+    CHECK(live == 1);
+    mip.reset();  // cuMipmappedArrayDestroy
+    CHECK(swcuda().live_handles(SWCU_MIPMAPPED_ARRAY) == 0);
+  }
+
+  TEST_CASE_FIXTURE(fixture, "a mapped mipmapped array's arguments are checked, naming them") {
+    const auto memory = cuwrap::external_memory::import_fd(ctx, memfd(4096), 4096);
+    const auto none = cuwrap::testing::calls_made_by([&] {
+      CHECK_THROWS_WITH_AS((void)memory.mapped_mipmapped_array<float>(4096, {4, 4}, 1),
+                           doctest::Contains("mapped_mipmapped_array: offset 4096 is not inside "
+                                             "the imported 4096 bytes"),
+                           cuwrap::usage_error);
+      CHECK_THROWS_WITH_AS((void)memory.mapped_mipmapped_array<float>(0, {4, 4}, 0),
+                           doctest::Contains("0 levels"), cuwrap::usage_error);
+    });
+    CHECK(none.empty());
+    // 64 x 64 floats (16 KiB) do not fit 4 KiB: the driver refuses, the error names the request.
+    CHECK_THROWS_WITH_AS((void)memory.mapped_mipmapped_array<float>(0, {64, 64}, 1),
+                         doctest::Contains("cuExternalMemoryGetMappedMipmappedArray(1 levels of "
+                                           "64 x 64 x 0 elements of 1 channels at offset 0 of "
+                                           "4096 bytes)"),
+                         cuwrap::error);
+    auto moved = cuwrap::external_memory::import_fd(ctx, memfd(4096), 4096);
+    const auto taken = std::move(moved);
+    check_moved_from(moved_from_message("external_memory", "mapped_mipmapped_array"), [&] {
+      (void)moved.mapped_mipmapped_array<float>(0, {4, 4}, 1);
+    });
+  }
+
+  TEST_CASE_FIXTURE(sw_fixture, "fault sweep: mapping a mipmapped array") {
+    const int before = open_descriptors();
+    const int points = cuwrap::testing::fault_sweep([] {
+      cuwrap::primary_context ctx{cuwrap::device::get(0)};
+      const int fd = memfd(4096);
+      std::optional<cuwrap::external_memory> memory;
+      try {
+        memory.emplace(cuwrap::external_memory::import_fd(ctx, fd, 4096));
+      } catch (...) {
+        close(fd);
+        throw;
+      }
+      const auto mip = memory->mapped_mipmapped_array<std::uint8_t, 4>(512, {8, 8}, 2);
+      (void)mip.level(1);
+    });
+    CHECK(points >= 3);
+    CHECK(open_descriptors() == before);
   }
 }
 

@@ -10,6 +10,7 @@
 // (launch_textures), with the memory each reads checked then.
 #include "exec/texture.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -336,6 +337,9 @@ CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pR
     d.mip_bias = tex.mipmapLevelBias;
     d.min_lod = tex.minMipmapLevelClamp;
     d.max_lod = tex.maxMipmapLevelClamp;
+    // The runtime's cudaTextureDesc: "This value will be clamped to the range [1,16]."
+    d.max_anisotropy = static_cast<std::uint8_t>(std::clamp(tex.maxAnisotropy, 1u, 16u));
+    d.seamless_cube = (tex.flags & CU_TRSF_SEAMLESS_CUBEMAP) != 0;
     d.handle = ++next_handle;
     objects().emplace(d.handle, std::move(o));
     *pTexObject = d.handle;

@@ -1,19 +1,10 @@
 // Textures and surfaces (exec_machine.hpp): tex, tld4, txq, suld.b, sust.b, sust.p, sured and
-// suq on the objects of the launch (Launch::textures, texture.hpp), as the CUDA C++ Programming
-// Guide's "Texture Fetching" appendix and the PTX ISA's texture and surface instructions
-// describe them:
+// suq on the objects of the launch (Launch::textures, texture.hpp), as the PTX ISA's texture and
+// surface instructions describe them. tex and tld4 read their operands here and leave the
+// sampling to texture_sampler.cpp (which states the filtering rules).
 //
-// - Normalized coordinates are scaled by the size; wrap takes the fraction of a normalized
-//   coordinate and mirror reflects it on odd periods (with unnormalized coordinates both act as
-//   clamp); clamp clamps the texel index, border gives the border color outside [0, N).
-// - Point filtering reads T[floor(x)]; linear filtering reads the two (four, eight) texels around
-//   x - 0.5 and weighs them by the fraction, held in 9-bit fixed point with 8 fractional bits
-//   (1.8: 0, 1/256, ..., 1), in float arithmetic. Only floating-point results are filtered.
-// - 8- and 16-bit integer formats read as normalized floats ([0, 1], [-1, 1]) unless the object
-//   reads them as integers; sRGB converts the first three channels of unsigned 8-bit ones to
-//   linear. Missing channels read as (0, 0, 0, 1).
-// - Cubemap coordinates pick a face by their largest component (face = 2 axis + sign) and
-//   (s / m + 1) / 2, (t / m + 1) / 2 in it; layers are clamped to the object's.
+// - .f16 and .f16x2 results (tex only: tld4 has none) are the filtered floats converted to half
+//   precision, round to nearest even; .f16x2 packs (r, g) and (b, a), the first in the low half.
 // - Surfaces: x is a byte offset for .b, an element index for .p; an access outside the surface
 //   faults under .trap, clamps under .clamp, and under .zero reads zeros and drops the store.
 #include <atomic>
@@ -22,6 +13,7 @@
 #include "ptx/alu_internal.hpp"
 #include "ptx/exec_machine.hpp"
 #include "ptx/texture.hpp"
+#include "ptx/texture_sampler.hpp"
 
 namespace swcu::ptx::detail {
 namespace {
@@ -37,47 +29,6 @@ unsigned spatial(TexGeom g) {
   }
 }
 bool layered(TexGeom g) { return g == TexGeom::a1d || g == TexGeom::a2d || g == TexGeom::acube; }
-
-float srgb_to_linear(float c) {
-  return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
-}
-
-// One element's channels: floats (normalized or float formats) or integers.
-struct Texel {
-  float f[4] = {0, 0, 0, 1};
-  std::uint32_t u[4] = {0, 0, 0, 1};
-};
-
-// The 8-bit fraction of the 1.8 fixed-point weight of x (rounded to the nearest 1/256).
-float weight(double frac) { return static_cast<float>(std::nearbyint(frac * 256.0) / 256.0); }
-
-// A texel index under address mode `mode` (CUaddress_mode) for an extent of n: false when it is
-// outside under border mode.
-bool wrap_index(std::int64_t& i, std::int64_t n, unsigned mode, bool normalized) {
-  if (!normalized && (mode == 0 || mode == 2)) mode = 1;  // wrap, mirror: normalized only
-  switch (mode) {
-    case 0: i = ((i % n) + n) % n; return true;
-    case 2: {
-      std::int64_t m = ((i % (2 * n)) + 2 * n) % (2 * n);
-      i = m < n ? m : 2 * n - 1 - m;
-      return true;
-    }
-    case 3: return i >= 0 && i < n;
-    default: i = std::clamp<std::int64_t>(i, 0, n - 1); return true;
-  }
-}
-
-// A coordinate in texel space: the normalized one scaled by n, after wrap or mirror.
-double scaled(float c, std::int64_t n, unsigned mode, bool normalized) {
-  double u = c;
-  if (!normalized) return u;
-  if (mode == 0) u = u - std::floor(u);
-  if (mode == 2) {
-    const double f = std::floor(u);
-    u = (static_cast<std::int64_t>(f) % 2 == 0) ? u - f : 1.0 - (u - f);
-  }
-  return u * static_cast<double>(n);
-}
 
 }  // namespace
 
@@ -105,237 +56,98 @@ const Texture& Machine::texture_object(Thread& t, const Inst& in, int op, bool s
   return *it;
 }
 
-// The channels of element (x, y, z) of level `lv` (z: the slice: depth, layer or face).
-static Texel fetch(const Texture& tx, const TexLevel& lv, std::int64_t x, std::int64_t y,
-                   std::int64_t z) {
-  const unsigned cs = channel_size(tx.format);
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(lv.address) +
-                           static_cast<std::uint64_t>(z) * lv.slice +
-                           static_cast<std::uint64_t>(y) * lv.pitch +
-                           static_cast<std::uint64_t>(x) * cs * tx.channels;
-  Texel out;
-  for (unsigned c = 0; c < tx.channels; ++c) {
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, p + c * cs, cs);
-    float f = 0;
-    std::uint32_t u = bits;
-    switch (tx.format) {
-      case kFormatU8: f = static_cast<float>(bits) / 255.0f; break;
-      case kFormatU16: f = static_cast<float>(bits) / 65535.0f; break;
-      case kFormatS8:
-        u = static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(bits)));
-        f = std::max(static_cast<float>(static_cast<std::int8_t>(bits)) / 127.0f, -1.0f);
-        break;
-      case kFormatS16:
-        u = static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int16_t>(bits)));
-        f = std::max(static_cast<float>(static_cast<std::int16_t>(bits)) / 32767.0f, -1.0f);
-        break;
-      case kFormatHalf:
-        f = static_cast<float>(fdecode(FKind::f16, bits, false));
-        std::memcpy(&u, &f, 4);
-        break;
-      case kFormatFloat: std::memcpy(&f, &bits, 4); break;
-      default: std::memcpy(&f, &bits, 4); break;  // 32-bit integers: no normalized form
-    }
-    if (tx.srgb && tx.format == kFormatU8 && c < 3) f = srgb_to_linear(f);
-    out.f[c] = f;
-    out.u[c] = u;
-  }
-  return out;
-}
-
 void Machine::texture(Thread& t, const Inst& in) {
   const Texture& tx = texture_object(t, in, 1, false);
   const auto geom = static_cast<TexGeom>(in.form & kTexGeomMask);
   const bool cube = geom == TexGeom::cube || geom == TexGeom::acube;
   const unsigned n = spatial(geom);
   const bool want_layers = layered(geom);
+  const char* name = in.op == Op::tex ? "tex" : "tld4";
   if (cube != tx.cubemap || want_layers != (tx.layers != 0) || (!cube && n != tx.dims)) {
     fault(Fault::illegal_instruction,
-          std::string(in.op == Op::tex ? "tex" : "tld4") + " of geometry " + std::to_string(n) +
-              "d" + (want_layers ? " layered" : "") + (cube ? " cube" : "") +
-              " on a texture object of " + std::to_string(tx.dims) + " dimension(s)" +
-              (tx.layers != 0 ? ", layered" : "") + (tx.cubemap ? ", cubemap" : ""));
+          std::string(name) + " of geometry " + std::to_string(n) + "d" +
+              (want_layers ? " layered" : "") + (cube ? " cube" : "") + " on a texture object of " +
+              std::to_string(tx.dims) + " dimension(s)" + (tx.layers != 0 ? ", layered" : "") +
+              (tx.cubemap ? ", cubemap" : ""));
   }
+  const bool half_result = in.type == Type::f16 || in.type == Type::f16x2;
+  if (half_result && returns_integers(tx)) {
+    fault(Fault::illegal_instruction,
+          std::string(name) + " with a ." + (in.type == Type::f16 ? "f16" : "f16x2") +
+              " result on texture object " + hex(tx.handle) +
+              ", which returns integers (an integer format read as integers)");
+  }
+  const auto f32_at = [&](std::uint32_t reg) {
+    const auto bits = static_cast<std::uint32_t>(t.rf[reg]);
+    float f = 0;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
   const std::uint32_t* c = &p_.vec_regs[in.ops[5].reg];
   const bool int_coords = in.type2 == Type::s32;
+  TexLookup at;
+  at.dims = n;
+  at.cube = cube;
   std::uint32_t first = 0;
-  std::int64_t layer = 0;
-  if (want_layers) {
-    layer = static_cast<std::int32_t>(t.rf[c[0]]);
-    first = 1;
-  }
-  float coord[3] = {};
-  std::int64_t icoord[3] = {};
-  for (unsigned i = 0; i < n; ++i) {
-    const std::uint32_t bits = static_cast<std::uint32_t>(t.rf[c[first + i]]);
-    if (int_coords) {
-      icoord[i] = static_cast<std::int32_t>(bits);
-    } else {
-      std::memcpy(&coord[i], &bits, 4);
-    }
-  }
-  // Cubemaps: the face and its coordinates.
-  std::int64_t slice_base = 0;
-  unsigned dims = n;
-  bool normalized = tx.normalized_coords;
-  if (cube) {
-    const float x = coord[0], y = coord[1], z = coord[2];
-    const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
-    unsigned face = 0;
-    float s = 0, tt = 0, m = 1;
-    if (ax >= ay && ax >= az) {
-      m = ax;
-      face = x >= 0 ? 0 : 1;
-      s = x >= 0 ? -z : z;
-      tt = -y;
-    } else if (ay >= az) {
-      m = ay;
-      face = y >= 0 ? 2 : 3;
-      s = x;
-      tt = y >= 0 ? z : -z;
-    } else {
-      m = az;
-      face = z >= 0 ? 4 : 5;
-      s = z >= 0 ? x : -x;
-      tt = -y;
-    }
-    coord[0] = (s / m + 1) / 2;
-    coord[1] = (tt / m + 1) / 2;
-    dims = 2;
-    normalized = true;
-    slice_base = face;
-  }
   if (want_layers) {
     const std::int64_t count = cube ? tx.layers / 6 : tx.layers;
-    layer = std::clamp<std::int64_t>(layer, 0, std::max<std::int64_t>(count - 1, 0));
-    slice_base += cube ? layer * 6 : layer;
+    const std::int64_t layer = std::clamp<std::int64_t>(static_cast<std::int32_t>(t.rf[c[0]]), 0,
+                                                        std::max<std::int64_t>(count - 1, 0));
+    at.slice_base = cube ? layer * 6 : layer;
+    first = 1;
   }
-  // The level of detail: explicit, from gradients, else 0 (a kernel has no implicit one).
-  const TexLevel* lv = &tx.levels[0];
-  if (tx.levels.size() > 1 && (in.form & (kTexLevel | kTexGrad))) {
-    float lod = 0;
-    if (in.form & kTexLevel) {
-      const auto bits = static_cast<std::uint32_t>(read(t, in.ops[2]));
-      std::memcpy(&lod, &bits, 4);
+  std::int64_t icoord[3] = {};
+  for (unsigned i = 0; i < n; ++i) {
+    if (int_coords) {
+      icoord[i] = static_cast<std::int32_t>(t.rf[c[first + i]]);
     } else {
-      float rho = 0;
-      for (int k = 2; k <= 3; ++k) {
-        float len = 0;
-        for (unsigned i = 0; i < std::min(dims, 3u); ++i) {
-          float g = 0;
-          const auto bits = static_cast<std::uint32_t>(t.rf[p_.vec_regs[in.ops[k].reg + i]]);
-          std::memcpy(&g, &bits, 4);
-          const std::uint32_t size = i == 0   ? tx.levels[0].width
-                                     : i == 1 ? tx.levels[0].height
-                                              : tx.levels[0].depth;
-          g *= normalized ? static_cast<float>(size) : 1.0f;
-          len += g * g;
-        }
-        rho = std::max(rho, std::sqrt(len));
-      }
-      lod = rho > 0 ? std::log2(rho) : -1000.0f;
+      at.coord[i] = f32_at(c[first + i]);
     }
-    lod = std::clamp(lod + tx.mip_bias, tx.min_lod, tx.max_lod);
-    const auto last = static_cast<float>(tx.levels.size() - 1);
-    lod = std::clamp(lod, 0.0f, last);
-    lv = &tx.levels[static_cast<std::size_t>(std::nearbyint(lod))];
   }
-  const std::int64_t size[3] = {lv->width, lv->height, lv->depth};
-  const bool integer_result =
-      tx.read_as_integer || tx.format == kFormatU32 || tx.format == kFormatS32;
-  const auto read_at = [&](const std::int64_t* idx, bool& inside) {
-    std::int64_t p[3] = {idx[0], 0, 0};
-    inside = true;
-    for (unsigned i = 0; i < dims; ++i) {
-      p[i] = idx[i];
-      if (!wrap_index(p[i], size[i], cube ? 1 : tx.address_mode[i], normalized)) inside = false;
+  // The level of detail: .level's operand follows the coordinate type (PTX ISA "Mipmaps").
+  if (in.form & kTexLevel) {
+    at.lod_mode = LodMode::level;
+    const auto bits = static_cast<std::uint32_t>(read(t, in.ops[2]));
+    if (int_coords) {
+      at.lod = static_cast<float>(static_cast<std::int32_t>(bits));
+    } else {
+      std::memcpy(&at.lod, &bits, 4);
     }
-    if (!inside) return Texel{};
-    const std::int64_t slice = dims == 3 ? p[2] : slice_base;
-    return fetch(tx, *lv, p[0], p[1], slice);
-  };
-  const auto border = [&] {
-    Texel b;
-    for (int k = 0; k < 4; ++k) {
-      b.f[k] = tx.border[k];
-      b.u[k] = static_cast<std::uint32_t>(static_cast<std::int64_t>(tx.border[k]));
-    }
-    return b;
-  };
-  const auto one = [&](const std::int64_t* idx) {
-    bool inside = true;
-    const Texel v = read_at(idx, inside);
-    return inside ? v : border();
-  };
-  std::uint32_t result[4] = {};
-  const auto put = [&](const Texel& v) {
-    for (int k = 0; k < 4; ++k) {
-      if (integer_result) {
-        result[k] = v.u[k];
-      } else {
-        std::memcpy(&result[k], &v.f[k], 4);
+  } else if (in.form & kTexGrad) {
+    at.lod_mode = LodMode::grad;
+    for (int k = 0; k < 2; ++k) {
+      for (unsigned i = 0; i < std::min(cube ? 3u : n, 3u); ++i) {
+        at.grad[k][i] = f32_at(p_.vec_regs[in.ops[2 + k].reg + i]);
       }
     }
-  };
+  }
+  Texel v;
   if (int_coords) {
-    // Integer coordinates: the texel itself, unfiltered. Linear memory (tex1Dfetch) reads zero
-    // outside the resource.
-    bool inside = true;
-    Texel v = read_at(icoord, inside);
-    if (!inside || (tx.resource == 2 && (icoord[0] < 0 || icoord[0] >= size[0]))) {
-      v = tx.resource == 2 ? Texel{{0, 0, 0, 0}, {0, 0, 0, 0}} : border();
-    }
-    put(v);
-  } else if (in.op == Op::tld4 || (tx.linear_filter && !integer_result)) {
-    // The texels around x - 0.5 and their weights.
-    std::int64_t base[3] = {};
-    float w[3] = {};
-    for (unsigned i = 0; i < dims; ++i) {
-      const double x = scaled(coord[i], size[i], cube ? 1 : tx.address_mode[i], normalized) - 0.5;
-      const double f = std::floor(x);
-      base[i] = static_cast<std::int64_t>(f);
-      w[i] = weight(x - f);
-    }
-    const unsigned corners = 1u << dims;
-    Texel texels[8];
-    for (unsigned k = 0; k < corners; ++k) {
-      std::int64_t idx[3] = {};
-      for (unsigned i = 0; i < dims; ++i) idx[i] = base[i] + ((k >> i) & 1);
-      texels[k] = one(idx);
-    }
-    if (in.op == Op::tld4) {
-      // (u0, v1), (u1, v1), (u1, v0), (u0, v0) of the component asked for.
-      const unsigned comp = (in.form >> kDetailShift) & 3;
-      static constexpr unsigned kOrder[4] = {2, 3, 1, 0};
-      Texel g;
-      for (int k = 0; k < 4; ++k) {
-        g.f[k] = texels[kOrder[k]].f[comp];
-        g.u[k] = texels[kOrder[k]].u[comp];
-      }
-      put(g);
-    } else {
-      Texel v;
-      for (int ch = 0; ch < 4; ++ch) {
-        float acc = 0;
-        for (unsigned k = 0; k < corners; ++k) {
-          float wk = 1;
-          for (unsigned i = 0; i < dims; ++i) wk *= ((k >> i) & 1) ? w[i] : 1.0f - w[i];
-          acc += wk * texels[k].f[ch];
-        }
-        v.f[ch] = acc;
-      }
-      put(v);
-    }
+    const auto level = at.lod_mode == LodMode::level && at.lod > 0
+                           ? static_cast<std::size_t>(at.lod)
+                           : std::size_t{0};
+    v = fetch_element(tx, at, icoord, level);
+  } else if (in.op == Op::tld4) {
+    v = gather(tx, at, (in.form >> kDetailShift) & 3);
   } else {
-    std::int64_t idx[3] = {};
-    for (unsigned i = 0; i < dims; ++i) {
-      const double x = scaled(coord[i], size[i], cube ? 1 : tx.address_mode[i], normalized);
-      idx[i] = static_cast<std::int64_t>(std::floor(x));
-    }
-    put(one(idx));
+    v = sample(tx, at);
   }
-  for (unsigned k = 0; k < 4; ++k) {
+  const bool integers = returns_integers(tx);
+  std::uint32_t result[4] = {};
+  for (int k = 0; k < 4; ++k) {
+    if (integers) {
+      result[k] = v.u[k];
+    } else if (half_result) {
+      result[k] = static_cast<std::uint32_t>(fencode(FKind::f16, v.f[k], Round::rn, 0));
+    } else {
+      std::memcpy(&result[k], &v.f[k], 4);
+    }
+  }
+  if (in.type == Type::f16x2) {  // (r, g), (b, a): the first channel in the low half
+    result[0] |= result[1] << 16;
+    result[1] = result[2] | result[3] << 16;
+  }
+  for (unsigned k = 0; k < in.vec; ++k) {
     const std::uint32_t r = p_.vec_regs[in.ops[0].reg + k];
     if (r != UINT32_MAX) t.rf[r] = result[k];
   }

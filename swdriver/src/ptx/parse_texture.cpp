@@ -3,8 +3,8 @@
 // tld4, txq, suld.b, sust.b, sust.p, sured and suq, checked as the PTX ISA 9.0 writes them
 // ("Texture Instructions", "Surface Instructions"), so a malformed one fails to load with its
 // line. The forms the interpreter does not run (the independent mode's [tex, sampler, c], the
-// multisample geometries, .f16/.f16x2 results, depth compare, offsets, tex.base, sust.p with
-// other than .b32) are left to the caller as unsupported.
+// multisample geometries, depth compare, offsets, sust.p with other than .b32) are left to the
+// caller as unsupported.
 #include <algorithm>
 #include <string>
 
@@ -62,8 +62,7 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
     return std::find(mods.begin(), mods.end(), m) != mods.end();
   };
   // Forms left unsupported.
-  if (has(".2dms") || has(".a2dms") || has(".f16") || has(".f16x2") || has(".base") ||
-      has(".ptr")) {
+  if (has(".2dms") || has(".a2dms") || has(".ptr")) {
     return false;
   }
   const auto done_mods = [&] {
@@ -169,9 +168,12 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
 
   if (base == "tex" || base == "tld4") {
     if (base == "tex") {
+      const bool base_lod = take(".base");  // level of detail 0: the default
       if (take(".level")) inst.form |= kTexLevel;
       if (take(".grad")) inst.form |= kTexGrad;
-      if ((inst.form & kTexLevel) && (inst.form & kTexGrad)) bad(".level and .grad exclude");
+      if (base_lod + ((inst.form & kTexLevel) != 0) + ((inst.form & kTexGrad) != 0) > 1) {
+        bad("takes one of .base, .level and .grad");
+      }
       inst.op = Op::tex;
     } else {
       static constexpr std::string_view kComp[] = {".r", ".g", ".b", ".a"};
@@ -185,22 +187,43 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
     }
     const GeomName& g = geometry(true);
     if (base == "tld4" && g.geom != TexGeom::d2) return false;  // a2d, cube, acube: sm_60 forms
-    if (!take(".v4")) bad("needs .v4");
-    inst.vec = 4;
-    inst.type = type_from({Type::f32, Type::s32, Type::u32}, "result (.f32, .s32 or .u32)");
+    // tex: .v4 of .f32, .s32, .u32 or .f16, or .v2.f16x2 (PTX ISA 4.2, sm_53); tld4: .v4 of
+    // .f32, .s32 or .u32.
+    if (take(".v2")) {
+      inst.vec = 2;
+      if (base == "tld4") bad("needs .v4");
+      inst.type = type_from({Type::f16x2}, "result (.f16x2 with .v2)");
+    } else {
+      if (!take(".v4")) bad("needs .v4 (or .v2.f16x2)");
+      inst.vec = 4;
+      inst.type = base == "tex"
+                      ? type_from({Type::f32, Type::s32, Type::u32, Type::f16},
+                                  "result (.f32, .s32, .u32 or .f16)")
+                      : type_from({Type::f32, Type::s32, Type::u32}, "result (.f32, .s32 or .u32)");
+    }
     inst.type2 = type_from({Type::f32, Type::s32}, "coordinate (.f32 or .s32)");
     done_mods();
     if (base == "tld4" && inst.type2 != Type::f32) bad("takes .f32 coordinates");
     const int fixed = 2 + ((inst.form & kTexLevel) ? 1 : 0) + ((inst.form & kTexGrad) ? 2 : 0);
     operands(6, g.coords);
     if (inst.nops < fixed) bad("too few operands");
-    if (inst.nops > fixed) {  // offsets, depth compare: read, and left unsupported
+    if (inst.nops > fixed) {
+      // {, e} {, f}: a vector of texel offsets, then the depth compare value. The PTX ISA says a
+      // depth texture compares each texel with f, but a CUDA texture object has no comparison
+      // function (CUDA_TEXTURE_DESC has none), so the result is not defined for one: a launch
+      // refuses it rather than guess. Offsets are left unsupported.
+      const bool offset = inst.ops[fixed].kind == Operand::Kind::vec;
       inst.op = Op::unsupported;
       inst.name = static_cast<std::uint32_t>(p_->names.size());
-      p_->names.push_back(what);
+      p_->names.push_back(
+          inst.nops > fixed + 1 || !offset
+              ? what +
+                    " with a depth compare operand (a CUDA texture object has no comparison "
+                    "function, so the PTX ISA's depth compare is undefined for it)"
+              : what + " with a texel offset operand");
       return push();
     }
-    need_vec(0, 4, "the result");
+    need_vec(0, inst.vec, "the result");
     need_handle(1);
     if (inst.form & kTexLevel) {
       if (!is_reg(inst.ops[2]) && inst.ops[2].kind != Operand::Kind::imm) {
@@ -251,7 +274,15 @@ bool Parser::texture_instruction(Inst& inst, std::string_view opcode, std::strin
   const bool formatted = take(".p");
   const bool raw = take(".b");
   if (formatted == raw) bad("needs .b or .p");
-  if (formatted && base != "sust") return false;  // suld.p, sured.p: not run
+  if (formatted && base == "suld") {
+    // PTX ISA 9.0 defines only suld.b: a formatted load (suld.p, PTX ISA 2.0) has no semantics
+    // for a surface object to follow.
+    unsupported_instruction(inst, what +
+                                      " (a formatted surface load; PTX ISA 9.0 defines only "
+                                      "suld.b)");
+    return true;
+  }
+  if (formatted && base != "sust") return false;  // sured.p: not run
   if (formatted) inst.form |= kSurfFormat;
   if (base == "sured") {
     static constexpr std::pair<std::string_view, Sub> kRed[] = {{".add", Sub::a_add},

@@ -67,6 +67,10 @@ struct Texture {
   bool srgb = false;
   float border[4] = {};
   float mip_bias = 0, min_lod = 0, max_lod = 0;
+  /// CUDA_TEXTURE_DESC::maxAnisotropy clamped to [1, 16]: the most probes tex.grad takes.
+  std::uint8_t max_anisotropy = 1;
+  /// CU_TRSF_SEAMLESS_CUBEMAP: linear filtering at a cube face's edge reads the next face.
+  bool seamless_cube = false;
 
   /// The bytes of one element (every channel).
   [[nodiscard]] unsigned element_size() const noexcept { return channel_size(format) * channels; }

@@ -224,6 +224,54 @@ TEST_SUITE("conformance") {
                   h, "half2, border");
   }
 
+  TEST_CASE_FIXTURE(
+      Textures, "conformance.texture: .f16x2 and .f16 results are the fetch in half precision") {
+    // PTX ISA, tex: ".f16x2" returns a two-element vector (r, g), (b, a); the filtered floats
+    // rounded to half precision (to nearest even), the first channel in the low half.
+    const std::vector<float> img = float4_image();
+    conf::texref::Sampler s;
+    s.width = kW;
+    s.height = kH;
+    s.linear = true;
+    s.normalized = true;
+    s.mode[0] = s.mode[1] = 0;
+    s.texel = [&img](int x, int y) {
+      const float* e = &img[4u * static_cast<unsigned>(y * kW + x)];
+      return Float4{e[0], e[1], e[2], e[3]};
+    };
+    const CUtexObject t = texture(pitched(bytes_of(img), 16), CU_AD_FORMAT_FLOAT, 4, 0, true, true);
+    const auto half_bits = [](float f) {
+      const auto h = static_cast<_Float16>(f);  // round to nearest even
+      std::uint16_t bits = 0;
+      std::memcpy(&bits, &h, 2);
+      return bits;
+    };
+    std::vector<float> at;
+    std::vector<std::uint32_t> want_packed;
+    std::vector<std::uint16_t> want_halves;
+    for (float y : coords(true, kH)) {
+      for (float x : coords(true, kW)) {
+        at.insert(at.end(), {x, y});
+        const Float4 v = conf::texref::sample(s, x, y);
+        std::uint16_t h[4];
+        for (int c = 0; c < 4; ++c) h[c] = half_bits(v[c]);
+        want_halves.insert(want_halves.end(), h, h + 4);
+        want_packed.push_back(h[0] | std::uint32_t{h[1]} << 16);
+        want_packed.push_back(h[2] | std::uint32_t{h[3]} << 16);
+      }
+    }
+    const int n = static_cast<int>(at.size() / 2);
+    const CUdeviceptr dat = upload(at);
+    const CUdeviceptr packed = zeros<std::uint32_t>(want_packed.size(), 0xdeadbeef);
+    const CUdeviceptr halves = zeros<std::uint16_t>(want_halves.size(), 0xbeef);
+    run(function(load_ptx("texture"), "tex2d_half"), {(static_cast<unsigned>(n) + 127) / 128},
+        {128}, 0, t, dat, packed, halves, n);
+    conf::expect_equal(download<std::uint32_t>(packed, want_packed.size()), want_packed,
+                       "tex.2d.v2.f16x2");
+    conf::expect_equal(download<std::uint16_t>(halves, want_halves.size()), want_halves,
+                       "tex.2d.v4.f16");
+  }
+
   TEST_CASE_FIXTURE(Textures, "conformance.texture: tex2D<int4> reads elements as integers") {
     std::vector<std::int8_t> img(4u * kW * kH);
     for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<std::int8_t>(i * 53);
@@ -350,6 +398,30 @@ TEST_SUITE("conformance") {
     SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
     ctx = swcu::test::create_context();
     forget();
+  }
+
+  TEST_CASE_FIXTURE(
+      Textures, "conformance.texture: a half-precision result on an integer texture is a fault") {
+    // The PTX ISA defines .f16/.f16x2 results as floating point and no conversion of the
+    // integers a 32-bit integer texture returns: the software driver stops the kernel.
+    std::vector<std::uint32_t> img(std::size_t{kW} * kH, 7u);
+    const CUtexObject t =
+        texture(pitched(bytes_of(img), 4), CU_AD_FORMAT_UNSIGNED_INT32, 1, 1, false, false);
+    const CUdeviceptr at = zeros<float>(2), packed = zeros<std::uint32_t>(2),
+                      halves = zeros<std::uint16_t>(4);
+    swcu::test::StderrCapture capture;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        launch(function(load_ptx("texture"), "tex2d_half"), {1}, {1}, 0, t, at, packed, halves, 1));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    const std::string err = capture.finish();
+    INFO(err);
+    CHECK(err.find("kernel tex2d_half, PTX line") != std::string::npos);
+    CHECK(err.find("tex with a .f16x2 result on texture object") != std::string::npos);
+    CHECK(err.find("which returns integers") != std::string::npos);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    ctx = swcu::test::create_context();
+    forget();
+    objects.clear();
   }
 }
 

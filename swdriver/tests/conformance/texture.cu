@@ -91,3 +91,50 @@ extern "C" __global__ void surf_1d(cudaSurfaceObject_t s, int n) {
                 s, i * 4);
   }
 }
+
+// tex2DLod<float4> at (x, y) with the level of detail in z (tex.level).
+extern "C" __global__ void tex2d_lod(cudaTextureObject_t t, const float4* at, float4* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLod<float4>(t, at[i].x, at[i].y, at[i].z);
+}
+// tex2DGrad<float4> at (x, y) with dPdx = (g.x, g.y) and dPdy = (g.z, g.w) (tex.grad).
+extern "C" __global__ void tex2d_grad(cudaTextureObject_t t, const float2* at, const float4* g,
+                                      float4* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    out[i] = tex2DGrad<float4>(t, at[i].x, at[i].y, make_float2(g[i].x, g[i].y),
+                               make_float2(g[i].z, g[i].w));
+  }
+}
+// tex2D<float4> on a mipmapped texture: no mode, level of detail 0 (tex without .level).
+extern "C" __global__ void tex2d_base(cudaTextureObject_t t, const float2* at, float4* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float4>(t, at[i].x, at[i].y);
+}
+// The fetch of tex2D<float4> with half-precision results: tex.2d.v2.f16x2 into packed[2i],
+// packed[2i + 1] and tex.2d.v4.f16 into halves[4i..4i + 3] (PTX ISA 4.2, sm_53).
+extern "C" __global__ void tex2d_half(cudaTextureObject_t t, const float2* at, unsigned* packed,
+                                      unsigned short* halves, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned a, b;
+  asm("tex.2d.v2.f16x2.f32 {%0, %1}, [%2, {%3, %4}];"
+      : "=r"(a), "=r"(b)
+      : "l"(t), "f"(at[i].x), "f"(at[i].y));
+  packed[2 * i] = a;
+  packed[2 * i + 1] = b;
+  unsigned short h0, h1, h2, h3;
+  asm("tex.2d.v4.f16.f32 {%0, %1, %2, %3}, [%4, {%5, %6}];"
+      : "=h"(h0), "=h"(h1), "=h"(h2), "=h"(h3)
+      : "l"(t), "f"(at[i].x), "f"(at[i].y));
+  halves[4 * i] = h0;
+  halves[4 * i + 1] = h1;
+  halves[4 * i + 2] = h2;
+  halves[4 * i + 3] = h3;
+}
+// texCubemapGrad<float> at direction at[i] with dPdx = g[2i], dPdy = g[2i + 1] (tex.grad.cube).
+extern "C" __global__ void tex_cube_grad(cudaTextureObject_t t, const float4* at, const float4* g,
+                                         float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = texCubemapGrad<float>(t, at[i].x, at[i].y, at[i].z, g[2 * i], g[2 * i + 1]);
+}

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 namespace conf::texref {
 
@@ -117,6 +118,72 @@ inline Float4 gather(const Sampler& s, float u, float v, int comp) {
   const long i = static_cast<long>(std::floor(x)), j = static_cast<long>(std::floor(y));
   return {at(s, i, j + 1)[comp], at(s, i + 1, j + 1)[comp], at(s, i + 1, j)[comp],
           at(s, i, j)[comp]};
+}
+
+/// A mipmapped 2D texture: a Sampler per level (the same modes and filter) and the mipmap
+/// settings of CUDA_TEXTURE_DESC.
+struct MipSampler {
+  std::vector<Sampler> levels;
+  bool mip_linear = false;
+  float bias = 0, min_lod = 0, max_lod = 0;
+  unsigned max_anisotropy = 1;
+};
+
+/// The level of detail after mipmapLevelBias, minMipmapLevelClamp and maxMipmapLevelClamp, and
+/// within the levels.
+inline float clamp_lod(const MipSampler& m, float lod) {
+  lod += m.bias;
+  lod = std::max(lod, m.min_lod);
+  lod = std::min(lod, m.max_lod);
+  return std::clamp(lod, 0.0f, static_cast<float>(m.levels.size() - 1));
+}
+
+/// tex2DLod(u, v, lod): the nearest level (point mipmap filter: OpenGL's rule, 0 up to 0.5, then
+/// ceil(lod + 0.5) - 1), or the two levels around lod blended by the fraction in 1.8 fixed point.
+inline Float4 sample_lod(const MipSampler& m, float u, float v, float lod) {
+  const float l = clamp_lod(m, lod);
+  const int last = static_cast<int>(m.levels.size()) - 1;
+  if (!m.mip_linear) {
+    const int level = l <= 0.5f ? 0 : static_cast<int>(std::ceil(l + 0.5f)) - 1;
+    return sample(m.levels[static_cast<std::size_t>(std::min(level, last))], u, v);
+  }
+  const int lo = static_cast<int>(std::floor(l));
+  const float w = weight(l - std::floor(l));
+  if (lo >= last) return sample(m.levels[static_cast<std::size_t>(last)], u, v);
+  const Float4 a = sample(m.levels[static_cast<std::size_t>(lo)], u, v);
+  if (w == 0.0f) return a;
+  const Float4 b = sample(m.levels[static_cast<std::size_t>(lo) + 1], u, v);
+  if (w == 1.0f) return b;
+  Float4 out{};
+  for (int c = 0; c < 4; ++c) out[c] = (1.0f - w) * a[c] + w * b[c];
+  return out;
+}
+
+/// tex2DGrad(u, v, dPdx, dPdy): with Px, Py the gradients' lengths in level-0 texels, the level
+/// of detail log2(max(Px, Py)); with maxAnisotropy > 1 EXT_texture_filter_anisotropic's
+/// N = min(ceil(Pmax / Pmin), maxAnisotropy) probes along the longer gradient at
+/// (i / (N + 1) - 1/2) of it, each at level of detail log2(Pmax / N), averaged.
+inline Float4 sample_grad(const MipSampler& m, float u, float v, const float* dx, const float* dy) {
+  const double w = m.levels[0].width, h = m.levels[0].height;
+  const double xu = dx[0] * w, xv = dx[1] * h, yu = dy[0] * w, yv = dy[1] * h;
+  const double px = std::sqrt(xu * xu + xv * xv), py = std::sqrt(yu * yu + yv * yv);
+  const double pmax = std::max(px, py), pmin = std::min(px, py);
+  unsigned n = 1;
+  if (m.max_anisotropy > 1 && pmax > 0) {
+    const double ratio = pmin > 0 ? std::ceil(pmax / pmin) : m.max_anisotropy;
+    n = static_cast<unsigned>(std::min<double>(ratio, m.max_anisotropy));
+  }
+  const float lod = static_cast<float>(std::log2(pmax / n));
+  if (n == 1) return sample_lod(m, u, v, lod);
+  const float* major = px >= py ? dx : dy;
+  Float4 sum{};
+  for (unsigned i = 1; i <= n; ++i) {
+    const float k = static_cast<float>(i) / static_cast<float>(n + 1) - 0.5f;
+    const Float4 s = sample_lod(m, u + k * major[0], v + k * major[1], lod);
+    for (int c = 0; c < 4; ++c) sum[c] += s[c];
+  }
+  for (float& c : sum) c /= static_cast<float>(n);
+  return sum;
 }
 
 }  // namespace conf::texref

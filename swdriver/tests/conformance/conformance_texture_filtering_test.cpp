@@ -1,0 +1,510 @@
+// Kernel conformance for the filtering between texels that depends on more than one level or
+// face (conformance/texture.cu): mipmapped arrays through tex2DLod (tex.level), tex2DGrad
+// (tex.grad) and tex2D (no mode: level of detail 0), with point and linear mipmap filters,
+// fractional levels of detail, mipmapLevelBias and the level clamps; anisotropic filtering
+// (maxAnisotropy > 1) as EXT_texture_filter_anisotropic describes it; and seamless cube maps
+// (CU_TRSF_SEAMLESS_CUBEMAP) at face edges and corners. Each result is compared bit for bit with
+// the host references of texture_reference.hpp (mipmaps) and, for cube maps, a reference that
+// finds the texel across an edge by searching every texel centre of the cube for the nearest
+// one in direction, independently of the interpreter's face arithmetic.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "conformance_checks.hpp"
+#include "texture_reference.hpp"
+#include "texture_support.hpp"
+
+namespace {
+
+using conf::Conformance;
+using conf::texref::Float4;
+
+constexpr std::size_t kW = 16, kH = 8, kLevels = 5;  // 16x8, 8x4, 4x2, 2x1, 1x1
+
+// Texel (x, y) of level `l`: values that tell levels and texels apart.
+Float4 mip_texel(std::size_t l, int x, int y) {
+  const float b = static_cast<float>(l) * 100.0f;
+  return {b + static_cast<float>(x) * 3.0f + static_cast<float>(y) * 0.5f,
+          b - static_cast<float>(x * y), static_cast<float>((x + 2 * y + static_cast<int>(l)) % 7),
+          1.0f / static_cast<float>(1 + l + static_cast<std::size_t>(x))};
+}
+
+struct FilteringTextures : Conformance {
+  CUmipmappedArray mip = nullptr;
+  CUarray cube = nullptr;
+  std::vector<CUtexObject> objects;
+
+  ~FilteringTextures() {
+    for (CUtexObject t : objects) static_cast<void>(swcu::test::tex().cuTexObjectDestroy(t));
+    if (mip != nullptr) static_cast<void>(cu.cuMipmappedArrayDestroy(mip));
+    if (cube != nullptr) static_cast<void>(cu.cuArrayDestroy(cube));
+  }
+
+  void to_array(CUarray a, const void* host, std::size_t row_bytes, std::size_t rows,
+                std::size_t slices) {
+    CUDA_MEMCPY3D c{};
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = row_bytes;
+    c.srcHeight = rows;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = row_bytes;
+    c.Height = rows;
+    c.Depth = slices;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpy3D_v2(&c));
+  }
+
+  // A float4 mipmapped array of kW x kH with kLevels levels, each filled from mip_texel.
+  void make_mipmapped() {
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    d.Width = kW;
+    d.Height = kH;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 4;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayCreate(&mip, &d, kLevels));
+    for (std::size_t l = 0; l < kLevels; ++l) {
+      CUarray level = nullptr;
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayGetLevel(&level, mip, static_cast<unsigned>(l)));
+      const std::size_t w = std::max<std::size_t>(kW >> l, 1),
+                        h = std::max<std::size_t>(kH >> l, 1);
+      std::vector<float> data;
+      for (std::size_t y = 0; y < h; ++y) {
+        for (std::size_t x = 0; x < w; ++x) {
+          const Float4 v = mip_texel(l, static_cast<int>(x), static_cast<int>(y));
+          data.insert(data.end(), v.begin(), v.end());
+        }
+      }
+      to_array(level, data.data(), w * 16, h, 1);
+    }
+  }
+
+  // A texture over the mipmapped array and the reference's sampler for it.
+  CUtexObject mip_texture(conf::texref::MipSampler& ref, int mode, bool linear, bool mip_linear,
+                          float bias, float min_lod, float max_lod, unsigned anisotropy = 0) {
+    CUDA_RESOURCE_DESC res{};
+    res.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    res.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC tex{};
+    tex.addressMode[0] = tex.addressMode[1] = static_cast<CUaddress_mode>(mode);
+    tex.filterMode = linear ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
+    tex.mipmapFilterMode = mip_linear ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
+    tex.mipmapLevelBias = bias;
+    tex.minMipmapLevelClamp = min_lod;
+    tex.maxMipmapLevelClamp = max_lod;
+    tex.maxAnisotropy = anisotropy;
+    tex.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    CUtexObject t = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::tex().cuTexObjectCreate(&t, &res, &tex, nullptr));
+    objects.push_back(t);
+    ref = {};
+    for (std::size_t l = 0; l < kLevels; ++l) {
+      conf::texref::Sampler s;
+      s.width = static_cast<int>(std::max<std::size_t>(kW >> l, 1));
+      s.height = static_cast<int>(std::max<std::size_t>(kH >> l, 1));
+      s.texel = [l](int x, int y) { return mip_texel(l, x, y); };
+      s.mode[0] = s.mode[1] = mode;
+      s.linear = linear;
+      s.normalized = true;
+      ref.levels.push_back(s);
+    }
+    ref.mip_linear = mip_linear;
+    ref.bias = bias;
+    ref.min_lod = min_lod;
+    ref.max_lod = max_lod;
+    ref.max_anisotropy = std::clamp(anisotropy, 1u, 16u);  // cudaTextureDesc: clamped to [1, 16]
+    return t;
+  }
+
+  std::vector<float> launch_float4(const char* kernel, CUtexObject t, const std::vector<float>& at,
+                                   const std::vector<float>& extra, std::size_t n) {
+    const CUdeviceptr dat = upload(at), dout = zeros<float>(4 * n, -99.0f);
+    const CUfunction f = function(load_ptx("texture"), kernel);
+    const unsigned blocks = static_cast<unsigned>((n + 63) / 64);
+    if (extra.empty()) {
+      run(f, {blocks}, {64}, 0, t, dat, dout, static_cast<int>(n));
+    } else {
+      run(f, {blocks}, {64}, 0, t, dat, upload(extra), dout, static_cast<int>(n));
+    }
+    return download<float>(dout, 4 * n);
+  }
+};
+
+// Normalized sample points inside and around the texture, off the texel centres.
+std::vector<std::pair<float, float>> points() {
+  std::vector<std::pair<float, float>> out;
+  for (float v : {-0.07f, 0.13f, 0.5f, 0.61f, 0.97f, 1.2f}) {
+    for (float u : {-0.11f, 0.02f, 0.33f, 0.5f, 0.77f, 1.04f}) out.emplace_back(u, v);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------- seamless cube maps
+
+constexpr int kCube = 4;  // faces of 4 x 4 texels
+
+float cube_value(int face, int i, int j) {
+  return static_cast<float>(face * 37 + j * 5 + i) * 0.25f - 3.0f;
+}
+
+// The direction of face coordinates (sc, tc) in [-1, 1] of `face`: the Programming Guide's
+// cubemap table (+X: s = -z, t = -y; -X: z, -y; +Y: x, z; -Y: x, -z; +Z: x, -y; -Z: -x, -y)
+// solved for the direction.
+std::array<double, 3> face_direction(int face, double sc, double tc) {
+  switch (face) {
+    case 0: return {1, -tc, -sc};
+    case 1: return {-1, -tc, sc};
+    case 2: return {sc, 1, tc};
+    case 3: return {sc, -1, -tc};
+    case 4: return {sc, -tc, 1};
+    default: return {-sc, -tc, -1};
+  }
+}
+
+std::array<double, 3> texel_centre(int face, double i, double j) {
+  return face_direction(face, 2 * (i + 0.5) / kCube - 1, 2 * (j + 0.5) / kCube - 1);
+}
+
+// The texel of another face whose centre is nearest in direction to texel (i, j) of `face`
+// (which lies outside that face): a search over every texel of the cube.
+float nearest_elsewhere(int face, int i, int j) {
+  const auto unit = [](std::array<double, 3> v) {
+    const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    return std::array<double, 3>{v[0] / n, v[1] / n, v[2] / n};
+  };
+  const auto p = unit(texel_centre(face, i, j));
+  double best = -2;
+  float value = 0;
+  for (int f = 0; f < 6; ++f) {
+    if (f == face) continue;
+    for (int y = 0; y < kCube; ++y) {
+      for (int x = 0; x < kCube; ++x) {
+        const auto c = unit(texel_centre(f, x, y));
+        const double dot = p[0] * c[0] + p[1] * c[1] + p[2] * c[2];
+        if (dot > best) best = dot, value = cube_value(f, x, y);
+      }
+    }
+  }
+  return value;
+}
+
+// texCubemap with linear filtering: the face and (s / m + 1) / 2, (t / m + 1) / 2 in it, the
+// 2 x 2 texels around them; outside the face the texel clamps (not seamless) or is the nearest
+// texel of the cube (seamless), the one outside both edges the average of the three texels at
+// that corner (ARB_seamless_cube_map).
+float cube_reference(float x, float y, float z, bool seamless) {
+  const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
+  int face = 0;
+  float s = 0, t = 0, m = 1;
+  if (ax >= ay && ax >= az) {
+    face = x >= 0 ? 0 : 1, m = ax, s = x >= 0 ? -z : z, t = -y;
+  } else if (ay >= az) {
+    face = y >= 0 ? 2 : 3, m = ay, s = x, t = y >= 0 ? z : -z;
+  } else {
+    face = z >= 0 ? 4 : 5, m = az, s = z >= 0 ? x : -x, t = -y;
+  }
+  const double u = static_cast<double>((s / m + 1) / 2) * kCube - 0.5;
+  const double v = static_cast<double>((t / m + 1) / 2) * kCube - 0.5;
+  const int i0 = static_cast<int>(std::floor(u)), j0 = static_cast<int>(std::floor(v));
+  const float a = conf::texref::weight(u - std::floor(u)),
+              b = conf::texref::weight(v - std::floor(v));
+  const auto texel = [&](int i, int j) {
+    const int ci = std::clamp(i, 0, kCube - 1), cj = std::clamp(j, 0, kCube - 1);
+    const bool out_i = ci != i, out_j = cj != j;
+    if (!seamless || (!out_i && !out_j)) return cube_value(face, ci, cj);
+    if (out_i != out_j) return nearest_elsewhere(face, i, j);
+    return (cube_value(face, ci, cj) + nearest_elsewhere(face, i, cj) +
+            nearest_elsewhere(face, ci, j)) /
+           3.0f;
+  };
+  float acc = 0;
+  acc += (1 - a) * (1 - b) * texel(i0, j0);
+  acc += a * (1 - b) * texel(i0 + 1, j0);
+  acc += (1 - a) * b * texel(i0, j0 + 1);
+  acc += a * b * texel(i0 + 1, j0 + 1);
+  return acc;
+}
+
+TEST_SUITE("conformance") {
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: tex2DLod blends mipmap levels after bias and clamps") {
+    make_mipmapped();
+    const std::vector<float> lods = {-1.0f, 0.0f,   0.3f, 0.5f, 0.51f, 1.25f,
+                                     1.5f,  1.999f, 2.5f, 3.7f, 4.0f,  6.0f};
+    struct Case {
+      int mode;
+      bool linear, mip_linear;
+      float bias, min_lod, max_lod;
+      const char* what;
+    };
+    const Case cases[] = {
+        {1, true, true, 0.0f, 0.0f, 4.0f, "linear filter, linear mipmap filter, clamp"},
+        {0, true, true, 0.25f, 0.5f, 3.2f,
+         "linear, linear mipmaps, wrap, bias 0.25, clamps 0.5..3.2"},
+        {2, false, true, -0.6f, 0.0f, 4.0f,
+         "point filter, linear mipmap filter, mirror, bias -0.6"},
+        {1, false, false, 0.0f, 0.0f, 4.0f, "point filter, point mipmap filter (nearest level)"},
+        {1, true, false, 0.3f, 1.0f, 2.0f, "linear, point mipmaps, bias 0.3, clamps 1..2"},
+        {3, true, true, 0.0f, 0.0f, 0.0f, "border; maxMipmapLevelClamp 0 keeps level 0"},
+    };
+    for (const Case& c : cases) {
+      conf::texref::MipSampler ref;
+      const CUtexObject t =
+          mip_texture(ref, c.mode, c.linear, c.mip_linear, c.bias, c.min_lod, c.max_lod);
+      std::vector<float> at, want;
+      for (float lod : lods) {
+        for (const auto& [u, v] : points()) {
+          at.insert(at.end(), {u, v, lod, 0});
+          const Float4 r = conf::texref::sample_lod(ref, u, v, lod);
+          want.insert(want.end(), r.begin(), r.end());
+        }
+      }
+      conf::expect_equal(launch_float4("tex2d_lod", t, at, {}, at.size() / 4), want, c.what);
+    }
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: tex2D on a mipmapped array samples level of detail 0") {
+    make_mipmapped();
+    conf::texref::MipSampler ref;
+    // bias 1.4 moves level of detail 0 to 1.4: levels 1 and 2 blended
+    const CUtexObject t = mip_texture(ref, 1, true, true, 1.4f, 0.0f, 4.0f);
+    std::vector<float> at, want;
+    for (const auto& [u, v] : points()) {
+      at.insert(at.end(), {u, v});
+      const Float4 r = conf::texref::sample_lod(ref, u, v, 0.0f);
+      want.insert(want.end(), r.begin(), r.end());
+    }
+    conf::expect_equal(launch_float4("tex2d_base", t, at, {}, at.size() / 2), want,
+                       "tex2D, bias 1.4");
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: tex2DGrad takes the level of detail from the gradients") {
+    make_mipmapped();
+    // Gradients in normalized units: Px = |dPdx| in level-0 texels (x 16, y 8).
+    const std::vector<Float4> grads = {
+        {0.0f, 0.0f, 0.0f, 0.0f},           // no gradient: level 0
+        {1.0f / 16, 0.0f, 0.0f, 1.0f / 8},  // one texel: level 0
+        {3.0f / 16, 0.0f, 0.0f, 0.5f / 8},  // Px 3: log2(3)
+        {0.0f, 5.5f / 8, 2.0f / 16, 0.0f},  // Py... the longer of the two: 5.5
+        {0.21f, 0.13f, -0.05f, 0.3f},       // oblique
+        {-0.9f, 0.4f, 0.02f, -0.01f},       // beyond the last level
+        {0.02f, 0.01f, 0.015f, 0.02f},      // below one texel
+    };
+    for (const bool mip_linear : {true, false}) {
+      conf::texref::MipSampler ref;
+      const CUtexObject t = mip_texture(ref, 0, true, mip_linear, 0.15f, 0.0f, 4.0f);
+      std::vector<float> at, g, want;
+      for (const Float4& d : grads) {
+        for (const auto& [u, v] : points()) {
+          at.insert(at.end(), {u, v});
+          g.insert(g.end(), d.begin(), d.end());
+          const float dx[2] = {d[0], d[1]}, dy[2] = {d[2], d[3]};
+          const Float4 r = conf::texref::sample_grad(ref, u, v, dx, dy);
+          want.insert(want.end(), r.begin(), r.end());
+        }
+      }
+      conf::expect_equal(
+          launch_float4("tex2d_grad", t, at, g, at.size() / 2), want,
+          mip_linear ? "tex2DGrad, linear mipmap filter" : "tex2DGrad, point mipmap filter");
+    }
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: anisotropic filtering probes along the longer gradient "
+                    "(EXT_texture_filter_anisotropic)") {
+    make_mipmapped();
+    // Ratios Pmax / Pmin of 2.6, 5.3 and 40 (no gradient across: the most probes).
+    const std::vector<Float4> grads = {
+        {2.6f / 16, 0.0f, 0.0f, 1.0f / 8}, {0.0f, 0.5f / 8, 0.0f, 2.65f / 8},
+        {0.25f, 0.0f, 0.0f, 0.1f / 8},     {0.3f, 0.3f, 0.0f, 0.0f},
+        {0.12f, -0.07f, 0.01f, 0.02f},
+    };
+    for (const unsigned aniso : {4u, 16u, 40u}) {  // 40: clamped to 16
+      conf::texref::MipSampler ref;
+      const CUtexObject t = mip_texture(ref, 1, true, true, 0.0f, 0.0f, 4.0f, aniso);
+      std::vector<float> at, g, want;
+      for (const Float4& d : grads) {
+        for (const auto& [u, v] : points()) {
+          at.insert(at.end(), {u, v});
+          g.insert(g.end(), d.begin(), d.end());
+          const float dx[2] = {d[0], d[1]}, dy[2] = {d[2], d[3]};
+          const Float4 r = conf::texref::sample_grad(ref, u, v, dx, dy);
+          want.insert(want.end(), r.begin(), r.end());
+        }
+      }
+      conf::expect_equal(launch_float4("tex2d_grad", t, at, g, at.size() / 2), want,
+                         "maxAnisotropy " + std::to_string(aniso));
+    }
+    // the probes matter: the same gradients without anisotropy differ somewhere
+    conf::texref::MipSampler iso = {}, aniso = {};
+    static_cast<void>(mip_texture(iso, 1, true, true, 0.0f, 0.0f, 4.0f, 1));
+    static_cast<void>(mip_texture(aniso, 1, true, true, 0.0f, 0.0f, 4.0f, 8));
+    const float dx[2] = {0.25f, 0.0f}, dy[2] = {0.0f, 0.1f / 8};
+    CHECK(conf::texref::sample_grad(iso, 0.33f, 0.61f, dx, dy) !=
+          conf::texref::sample_grad(aniso, 0.33f, 0.61f, dx, dy));
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: seamless cube maps filter across face edges and "
+                    "corners") {
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    d.Width = d.Height = kCube;
+    d.Depth = 6;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_CUBEMAP;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuArray3DCreate_v2(&cube, &d));
+    std::vector<float> data;
+    for (int f = 0; f < 6; ++f) {
+      for (int j = 0; j < kCube; ++j) {
+        for (int i = 0; i < kCube; ++i) data.push_back(cube_value(f, i, j));
+      }
+    }
+    to_array(cube, data.data(), kCube * 4, kCube, 6);
+    // Directions over every face, most of them within a texel of an edge or a corner.
+    std::vector<float> at;
+    for (int f = 0; f < 6; ++f) {
+      for (double tc : {-1.0, -0.97, -0.8, -0.3, 0.1, 0.77, 0.9, 0.999}) {
+        for (double sc : {-0.999, -0.93, -0.81, 0.0, 0.4, 0.8, 0.94, 1.0}) {
+          const auto dir = face_direction(f, sc, tc);
+          at.insert(at.end(), {static_cast<float>(1.7 * dir[0]), static_cast<float>(1.7 * dir[1]),
+                               static_cast<float>(1.7 * dir[2]), 0.0f});
+        }
+      }
+    }
+    for (const bool seamless : {false, true}) {
+      CUDA_RESOURCE_DESC res{};
+      res.resType = CU_RESOURCE_TYPE_ARRAY;
+      res.res.array.hArray = cube;
+      CUDA_TEXTURE_DESC tex{};
+      tex.filterMode = CU_TR_FILTER_MODE_LINEAR;
+      tex.flags = CU_TRSF_NORMALIZED_COORDINATES | (seamless ? CU_TRSF_SEAMLESS_CUBEMAP : 0u);
+      CUtexObject t = 0;
+      SWCU_TEST_REQUIRE_SUCCESS(swcu::test::tex().cuTexObjectCreate(&t, &res, &tex, nullptr));
+      objects.push_back(t);
+      std::vector<float> want;
+      for (std::size_t k = 0; k < at.size(); k += 4) {
+        want.push_back(cube_reference(at[k], at[k + 1], at[k + 2], seamless));
+      }
+      const std::size_t n = want.size();
+      const CUdeviceptr dat = upload(at), dout = zeros<float>(n, -99.0f);
+      run(function(load_ptx("texture"), "tex_cube"), {static_cast<unsigned>((n + 63) / 64)}, {64},
+          0, t, dat, dout, static_cast<int>(n));
+      conf::expect_equal(download<float>(dout, n), want,
+                         seamless ? "seamless texCubemap" : "texCubemap, faces clamped");
+    }
+    // One by hand: the centre of the edge between +X and -Z (direction (1, 0, -1)) on the
+    // seamless texture reads +X (the tie goes to x) at s = 1: half its last column, half the first
+    // column of -Z (-Z's s = -x = -1), rows 1 and 2 of each.
+    const float edge = cube_reference(1.0f, 0.0f, -1.0f, true);
+    const float by_hand = 0.25f * (cube_value(0, 3, 1) + cube_value(0, 3, 2)) +
+                          0.25f * (cube_value(5, 0, 1) + cube_value(5, 0, 2));
+    CHECK(edge == doctest::Approx(by_hand));
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: texCubemapGrad measures the gradients on the face") {
+    // A mipmapped cube of 8 x 8 faces (levels 8, 4, 2, 1), point filtering and the nearest
+    // level. The reference measures the face coordinates' gradient by central differences of
+    // the cube projection (no derivative formula), and keeps the points whose level of detail is
+    // clearly inside one level's range.
+    constexpr int w = 8, levels = 4;
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    d.Width = d.Height = w;
+    d.Depth = 6;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_CUBEMAP;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayCreate(&mip, &d, levels));
+    const auto value = [](int l, int f, int i, int j) {
+      return static_cast<float>(l * 1000 + f * 100 + j * 10 + i);
+    };
+    for (int l = 0; l < levels; ++l) {
+      CUarray level = nullptr;
+      SWCU_TEST_REQUIRE_SUCCESS(cu.cuMipmappedArrayGetLevel(&level, mip, static_cast<unsigned>(l)));
+      const int n = w >> l;
+      std::vector<float> data;
+      for (int f = 0; f < 6; ++f) {
+        for (int j = 0; j < n; ++j) {
+          for (int i = 0; i < n; ++i) data.push_back(value(l, f, i, j));
+        }
+      }
+      to_array(level, data.data(), static_cast<std::size_t>(n) * 4, static_cast<std::size_t>(n), 6);
+    }
+    CUDA_RESOURCE_DESC res{};
+    res.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    res.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC tex{};
+    tex.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    tex.maxMipmapLevelClamp = levels - 1;
+    CUtexObject t = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::tex().cuTexObjectCreate(&t, &res, &tex, nullptr));
+    objects.push_back(t);
+    // The face and its coordinates in level-0 texels (the Programming Guide's table).
+    const auto project = [](const std::array<double, 3>& v, int& face) {
+      const double ax = std::fabs(v[0]), ay = std::fabs(v[1]), az = std::fabs(v[2]);
+      double s = 0, tt = 0, m = 1;
+      if (ax >= ay && ax >= az) {
+        face = v[0] >= 0 ? 0 : 1, m = ax, s = v[0] >= 0 ? -v[2] : v[2], tt = -v[1];
+      } else if (ay >= az) {
+        face = v[1] >= 0 ? 2 : 3, m = ay, s = v[0], tt = v[1] >= 0 ? v[2] : -v[2];
+      } else {
+        face = v[2] >= 0 ? 4 : 5, m = az, s = v[2] >= 0 ? v[0] : -v[0], tt = -v[1];
+      }
+      return std::array<double, 2>{(s / m + 1) / 2 * w, (tt / m + 1) / 2 * w};
+    };
+    std::vector<float> at, g, want;
+    for (int f = 0; f < 6; ++f) {
+      for (const auto& [sc, tc] :
+           {std::pair{-0.6, 0.3}, std::pair{0.1, -0.45}, std::pair{0.52, 0.55}}) {
+        for (const double scale : {0.01, 0.2, 0.45, 0.6, 0.9, 3.0}) {
+          const auto dir = face_direction(f, sc, tc);
+          const std::array<double, 3> gx = {scale * 0.7, scale * -0.3, scale * 0.5};
+          const std::array<double, 3> gy = {scale * 0.1, scale * 0.4, scale * -0.2};
+          double rho = 0;
+          for (const auto& gr : {gx, gy}) {
+            constexpr double h = 1e-6;
+            std::array<double, 3> a{}, b{};
+            for (int k = 0; k < 3; ++k) a[k] = dir[k] + h * gr[k], b[k] = dir[k] - h * gr[k];
+            int fa = 0, fb = 0;
+            const auto pa = project(a, fa), pb = project(b, fb);
+            rho = std::max(rho, std::hypot(pa[0] - pb[0], pa[1] - pb[1]) / (2 * h));
+          }
+          const double lod = std::clamp(std::log2(rho), 0.0, double{levels - 1});
+          if (std::fabs(lod - std::floor(lod) - 0.5) < 0.05) continue;  // too near a boundary
+          const int level = lod <= 0.5 ? 0 : static_cast<int>(std::ceil(lod + 0.5)) - 1;
+          int face = 0;
+          const auto p = project(dir, face);
+          const int n = w >> level;
+          const auto texel = [&](double c) {
+            return std::clamp(static_cast<int>(std::floor(c / w * n)), 0, n - 1);
+          };
+          want.push_back(value(level, face, texel(p[0]), texel(p[1])));
+          at.insert(at.end(), {static_cast<float>(dir[0]), static_cast<float>(dir[1]),
+                               static_cast<float>(dir[2]), 0.0f});
+          for (const auto& gr : {gx, gy}) {
+            g.insert(g.end(), {static_cast<float>(gr[0]), static_cast<float>(gr[1]),
+                               static_cast<float>(gr[2]), 0.0f});
+          }
+        }
+      }
+    }
+    REQUIRE(want.size() >= 60);
+    std::set<float> levels_seen;
+    for (float v : want) levels_seen.insert(std::floor(v / 1000));
+    CHECK(levels_seen.size() == std::size_t{levels});  // every level is reached
+    const std::size_t n = want.size();
+    const CUdeviceptr dat = upload(at), dg = upload(g), dout = zeros<float>(n, -99.0f);
+    run(function(load_ptx("texture"), "tex_cube_grad"), {static_cast<unsigned>((n + 63) / 64)},
+        {64}, 0, t, dat, dg, dout, static_cast<int>(n));
+    conf::expect_equal(download<float>(dout, n), want, "texCubemapGrad");
+  }
+}
+
+}  // namespace
