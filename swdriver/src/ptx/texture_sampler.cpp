@@ -122,12 +122,13 @@ struct FaceAxes {
 constexpr FaceAxes kFaces[6] = {{2, -1, 1, -1}, {2, 1, 1, -1}, {0, 1, 2, 1},
                                 {0, 1, 2, -1},  {0, 1, 1, -1}, {0, -1, 1, -1}};
 
-// The face of direction d (the largest component; ties go to x, then y) and the face
+// The face of direction d (the largest component; ties go to z, then y: an H200 samples the +Y
+// face where |x| = |y| is the largest, seen 2026-11-27; z before y is assumed) and the face
 // coordinates (s / m + 1) / 2, (t / m + 1) / 2 in [0, 1], in T's arithmetic.
 template <class T>
 unsigned cube_face(const T* d, T& s, T& t) {
   const T ax = std::fabs(d[0]), ay = std::fabs(d[1]), az = std::fabs(d[2]);
-  const int axis = ax >= ay && ax >= az ? 0 : ay >= az ? 1 : 2;
+  const int axis = az >= ax && az >= ay ? 2 : ay >= ax ? 1 : 0;
   const unsigned face = static_cast<unsigned>(2 * axis + (d[axis] >= 0 ? 0 : 1));
   const T m = std::fabs(d[axis]);
   const FaceAxes& f = kFaces[face];
