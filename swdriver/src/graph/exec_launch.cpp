@@ -17,6 +17,7 @@
 #include "exec/interpret.hpp"
 #include "exec/launch.hpp"
 #include "graph/capture.hpp"
+#include "graph/device_launch.hpp"
 #include "graph/exec_internal.hpp"
 #include "graph/ext_semaphore_nodes.hpp"
 #include "memory/memory.hpp"
@@ -40,6 +41,7 @@ struct Launch {
   bool node_priority = false;  ///< CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
   std::vector<std::pair<const Node*, std::shared_ptr<Completion>>> records;
   std::vector<GraphMemory*> auto_free;  ///< AUTO_FREE_ON_LAUNCH: freed when it starts
+  std::shared_ptr<DeviceEnv> env;       ///< its execution environment (device_launch.hpp)
 };
 
 // Whoever waits for an event record of the launch must not wait forever: what did not run is
@@ -115,6 +117,7 @@ CUresult run_fill(State& s, int device, const FillShape& f) {
 }
 
 bool run_level(Launch& l, Graph& g);
+RunDeviceGraph device_runner(Launch& l);
 
 // A kernel node without a registered host function: its PTX, under the lock.
 bool run_interpreted(State& s, Launch& l, const KernelNode& k, const swcu_launch& v) {
@@ -146,7 +149,7 @@ bool run_interpreted(State& s, Launch& l, const KernelNode& k, const swcu_launch
     it->second = value;
     return true;
   };
-  const CUresult r = interpret_now(s, *q.ctx, k.func, spec, set);
+  const CUresult r = interpret_now(s, *q.ctx, k.func, spec, set, device_graph_calls(*l.env));
   if (r != CUDA_SUCCESS) fail(q, r);
   return r == CUDA_SUCCESS;
 }
@@ -231,7 +234,11 @@ bool run_node(Launch& l, Node& n) {
       v.param_sizes = k.sizes.data();
       v.params = k.params.data();
       v.params_size = k.params.size();
-      if (!has_host_function(k.name)) return run_interpreted(s, l, k, v);
+      if (!has_host_function(k.name)) {
+        if (!run_interpreted(s, l, k, v)) return false;
+        lock.unlock();
+        return run_fired(*l.env, device_runner(l));  // the kernel's fire-and-forget launches
+      }
       lock.unlock();  // the plan cannot change while the launch holds it
       run_kernel_now(v);
       return true;
@@ -286,8 +293,24 @@ void CUDA_CB run_launch(CUstream, CUresult status, void* data) {
   }
   Launch* const outer = t_launch;
   t_launch = &l;
-  run_level(l, *l.plan);
+  if (run_level(l, *l.plan)) (void)run_tails(*l.env, device_runner(l));  // its tail launches
   t_launch = outer;
+}
+
+// Runs a graph `l`'s kernels launched from the device (device_launch.hpp), in `l`'s stream.
+RunDeviceGraph device_runner(Launch& l) {
+  return [&l](DeviceLaunch& d, DeviceEnv& env) {
+    Launch child;
+    child.plan = d.plan;
+    child.refs = d.refs;
+    child.exec = d.exec;
+    child.queue = l.queue;
+    child.stream = l.stream;
+    child.priority = l.priority;
+    child.node_priority = (d.flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
+    child.env = std::shared_ptr<DeviceEnv>(std::shared_ptr<DeviceEnv>{}, &env);  // not owned
+    return run_level(child, *child.plan);
+  };
 }
 
 // Event records and waits of a launch, in execution order (child graphs included).
@@ -341,6 +364,7 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     l->stream = stream;
     l->priority = q->priority;
     l->node_priority = (e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
+    l->env = host_environment(*e, handle);
     Op op;
     op.kind = OpKind::callback;
     op.callback = &run_launch;

@@ -8,6 +8,7 @@
 //   conditional.cpp    conditional handles and conditional nodes' parameters
 //   graph_exec.cpp     instantiating and destroying executable graphs (exec_internal.hpp)
 //   exec_launch.cpp    launching and uploading them, running their nodes, set_conditional
+//   device_launch.cpp  device graph launch: a kernel's cudaGraphLaunch and its environments
 //   exec_update.cpp    whole-graph and per-node updates, enabling and disabling nodes
 //   capture.cpp        stream capture into graphs
 //   user_object.cpp    the user objects graphs hold
