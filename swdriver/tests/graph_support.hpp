@@ -93,7 +93,14 @@ namespace swcu::test {
   X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010)   \
   X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute, 11000)           \
   X(cuGraphKernelNodeGetAttribute, cuGraphKernelNodeGetAttribute, 11000)           \
-  X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000)
+  X(cuGraphKernelNodeCopyAttributes, cuGraphKernelNodeCopyAttributes, 11000)       \
+  X(cuGraphExecNodeSetParams, cuGraphExecNodeSetParams, 12020)                     \
+  X(add_ext_signal, cuGraphAddExternalSemaphoresSignalNode, 11020)                 \
+  X(add_ext_wait, cuGraphAddExternalSemaphoresWaitNode, 11020)                     \
+  X(ext_signal_params, cuGraphExternalSemaphoresSignalNodeGetParams, 11020)        \
+  X(set_ext_wait, cuGraphExternalSemaphoresWaitNodeSetParams, 11020)               \
+  X(ext_wait_params, cuGraphExternalSemaphoresWaitNodeGetParams, 11020)            \
+  X(exec_set_ext_signal, cuGraphExecExternalSemaphoresSignalNodeSetParams, 11020)
 
 struct GraphApi {
 #define SWCU_TEST_GRAPH_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;

@@ -214,6 +214,8 @@ TEST_SUITE("graph") {
     (void)g.add_kernel(current_graph, one, {}, seen.data());
     auto device_graph = g.instantiate(cuwrap::instantiate_flags::device_launch);
     auto host_graph = g.instantiate();
+    CHECK(has(device_graph.flags(), cuwrap::instantiate_flags::device_launch));
+    CHECK(host_graph.flags() == cuwrap::instantiate_flags::none);
     write(seen, std::vector<unsigned long long>{1});
     device_graph.launch(s);
     CHECK(read(seen) ==
@@ -223,6 +225,9 @@ TEST_SUITE("graph") {
     write(seen, std::vector<unsigned long long>{1});
     s.launch(current_graph, one, seen.data());
     CHECK(read(seen) == std::vector<unsigned long long>{0});
+    cuwrap::graph_exec moved = std::move(device_graph);
+    CHECK_THROWS_AS((void)device_graph.flags(),
+                    cuwrap::usage_error);  // NOLINT(bugprone-use-after-move)
   }
 
   TEST_CASE_FIXTURE(fixture, "device launches that break the rules return cudaErrorInvalidValue") {
