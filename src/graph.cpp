@@ -170,6 +170,49 @@ std::string describe_node(CUgraphNode node) {
   return text + " " + std::to_string(reinterpret_cast<std::uintptr_t>(node));
 }
 
+// Appends `g`'s nodes (ids `prefix`n<index>, labelled by kind and call site) and edges to `dot`,
+// then each child graph and conditional body as a cluster of its own, nested likewise.
+void append_labelled(graph_ref g, CUcontext ctx, CUdevice device, const std::string& prefix,
+                     const std::string& indent, std::string& dot, std::source_location where) {
+  const auto all = g.nodes(where);
+  const auto id = [&](graph_node node) {
+    return prefix + "n" + std::to_string(std::find(all.begin(), all.end(), node) - all.begin());
+  };
+  for (const graph_node node : all) {
+    std::string text = kind_name(node.kind(where));
+    if (const std::string label = node.label(); !label.empty()) text += "\\n" + label;
+    for (char& c : text) {
+      if (c == '"') c = '\'';
+    }
+    dot += indent + id(node) + " [shape=box, label=\"" + text + "\"];\n";
+  }
+  for (const graph_edge e : g.edges(where)) {
+    dot += indent + id(e.from) + " -> " + id(e.to) + ";\n";
+  }
+  for (const graph_node node : all) {
+    std::vector<std::pair<CUgraph, std::string>> inner;
+    if (node.kind(where) == node_kind::child_graph) {
+      CUgraph child{};
+      check(drv().cuGraphChildGraphNodeGetGraph(node.get(), &child),
+            "cuGraphChildGraphNodeGetGraph", where);
+      inner.emplace_back(child, "child graph of " + id(node));
+    } else if (node.kind(where) == node_kind::conditional) {
+      const std::vector<CUgraph> bodies = detail::conditional_bodies(node.get());
+      for (std::size_t i = 0; i < bodies.size(); ++i) {
+        inner.emplace_back(bodies[i], "body " + std::to_string(i) + " of " + id(node));
+      }
+    }
+    for (std::size_t i = 0; i < inner.size(); ++i) {
+      const std::string cluster = id(node) + "_" + std::to_string(i) + "_";
+      dot += indent + "subgraph cluster_" + cluster + " {\n";
+      dot += indent + "  label=\"" + inner[i].second + "\";\n";
+      append_labelled(graph_ref{inner[i].first, ctx, device}, ctx, device, cluster, indent + "  ",
+                      dot, where);
+      dot += indent + "}\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string graph_node::label() const { return detail::node_label(handle_); }
@@ -408,20 +451,8 @@ std::string graph_ref::to_dot(unsigned flags, std::source_location where) const 
 
 std::string graph_ref::to_labelled_dot(std::source_location where) const {
   detail::expect_not_moved_from(!empty(), "graph", "to_labelled_dot", where);
-  const auto all = nodes(where);
   std::string dot = "digraph cuwrap_graph {\n";
-  const auto id = [&all](graph_node node) {
-    return "n" + std::to_string(std::find(all.begin(), all.end(), node) - all.begin());
-  };
-  for (const graph_node node : all) {
-    std::string text = kind_name(node.kind(where));
-    if (const std::string label = node.label(); !label.empty()) text += "\\n" + label;
-    for (char& c : text) {
-      if (c == '"') c = '\'';
-    }
-    dot += "  " + id(node) + " [shape=box, label=\"" + text + "\"];\n";
-  }
-  for (const graph_edge e : edges(where)) dot += "  " + id(e.from) + " -> " + id(e.to) + ";\n";
+  append_labelled(*this, context_, device_, "", "  ", dot, where);
   return dot + "}\n";
 }
 
@@ -461,7 +492,7 @@ conditional_node graph_ref::add_conditional(graph_condition condition, condition
   result.bodies.reserve(kind.bodies());
   for (unsigned i = 0; i < kind.bodies(); ++i) {
     result.bodies.emplace_back(p.conditional.phGraph_out[i], context_, device_);
-    detail::label_body(handle_, p.conditional.phGraph_out[i]);
+    detail::label_body(handle_, n, p.conditional.phGraph_out[i]);
   }
   return result;
 }

@@ -17,6 +17,7 @@ struct table {
   std::mutex mutex;
   std::unordered_map<CUgraphNode, label> nodes;
   std::unordered_map<CUgraph, CUgraph> parents;  // body graph -> the graph holding its node
+  std::unordered_map<CUgraphNode, std::vector<CUgraph>> bodies;  // conditional node -> bodies
 };
 
 table& labels() {
@@ -42,10 +43,18 @@ void label_node(CUgraph graph, CUgraphNode node, std::source_location where) {
   t.nodes[node] = {graph, std::string{where.file_name()} + ":" + std::to_string(where.line())};
 }
 
-void label_body(CUgraph parent, CUgraph body) {
+void label_body(CUgraph parent, CUgraphNode node, CUgraph body) {
   table& t = labels();
   const std::lock_guard lock{t.mutex};
   t.parents[body] = parent;
+  t.bodies[node].push_back(body);
+}
+
+std::vector<CUgraph> conditional_bodies(CUgraphNode node) {
+  table& t = labels();
+  const std::lock_guard lock{t.mutex};
+  const auto it = t.bodies.find(node);
+  return it == t.bodies.end() ? std::vector<CUgraph>{} : it->second;
 }
 
 std::string node_label(CUgraphNode node) {
@@ -60,6 +69,9 @@ void forget_labels(CUgraph graph) noexcept {
   const std::lock_guard lock{t.mutex};
   std::erase_if(t.nodes,
                 [&t, graph](const auto& entry) { return within(t, entry.second.graph, graph); });
+  std::erase_if(t.bodies, [&t, graph](const auto& entry) {
+    return !entry.second.empty() && within(t, entry.second.front(), graph);
+  });
   std::vector<CUgraph> bodies;
   for (const auto& [body, parent] : t.parents) {
     if (within(t, body, graph)) bodies.push_back(body);

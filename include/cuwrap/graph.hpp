@@ -377,8 +377,10 @@ class graph_ref {
   /// Writes the DOT form to `path` (cuGraphDebugDotPrint); `flags` as for to_dot().
   void write_dot(const std::string& path, unsigned flags = readable_dot,
                  std::source_location where = std::source_location::current()) const;
-  /// The graph's own nodes and edges in DOT form, each node named by its kind and the call site
-  /// that added it (graph_node::label()); built by cuwrap from nodes() and edges().
+  /// The graph's nodes and edges in DOT form, each node named by its kind and the call site
+  /// that added it (graph_node::label()), with each child graph and conditional body (added
+  /// through add_conditional) drawn as a cluster, nested; built by cuwrap from nodes(), edges()
+  /// and cuGraphChildGraphNodeGetGraph.
   [[nodiscard]] std::string to_labelled_dot(
       std::source_location where = std::source_location::current()) const;
   /// The default flags of to_dot() and write_dot(): node kinds, kernel names, launch shapes and
@@ -526,6 +528,16 @@ class graph_exec_ref {
     detail::expect_not_moved_from(!empty(), "graph_exec", "upload", where);
     detail::expect_argument_not_moved_from(!s.empty(), "graph_exec", "upload", "stream", where);
     check(detail::driver().cuGraphUpload(handle_, s.get()), "cuGraphUpload", where);
+  }
+  /// The flags it was instantiated with (cuGraphExecGetFlags; one driver call): has(flags(),
+  /// instantiate_flags::device_launch) tells whether kernels may launch it (cudaGraphLaunch in
+  /// device code, passing get(), which is the cudaGraphExec_t they take).
+  [[nodiscard]] instantiate_flags flags(
+      std::source_location where = std::source_location::current()) const {
+    detail::expect_not_moved_from(!empty(), "graph_exec", "flags", where);
+    cuuint64_t raw = 0;
+    check(detail::driver().cuGraphExecGetFlags(handle_, &raw), "cuGraphExecGetFlags", where);
+    return static_cast<instantiate_flags>(raw);
   }
 
   /// Takes `g`'s parameters, which must have the same topology and node kinds

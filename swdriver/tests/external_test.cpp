@@ -69,28 +69,6 @@ struct ExternalTest : swcu::test::ModuleTest {
   }
 };
 
-// The external semaphore node functions (cuda.h, "Graph Management").
-struct SemaphoreNodeApi {
-  PFN_cuGraphAddExternalSemaphoresSignalNode_v11020 add_signal =
-      swcu::test::proc<PFN_cuGraphAddExternalSemaphoresSignalNode_v11020>(
-          "cuGraphAddExternalSemaphoresSignalNode", 11020);
-  PFN_cuGraphAddExternalSemaphoresWaitNode_v11020 add_wait =
-      swcu::test::proc<PFN_cuGraphAddExternalSemaphoresWaitNode_v11020>(
-          "cuGraphAddExternalSemaphoresWaitNode", 11020);
-  PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020 get_signal =
-      swcu::test::proc<PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020>(
-          "cuGraphExternalSemaphoresSignalNodeGetParams", 11020);
-  PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020 set_wait =
-      swcu::test::proc<PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020>(
-          "cuGraphExternalSemaphoresWaitNodeSetParams", 11020);
-  PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020 get_wait =
-      swcu::test::proc<PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020>(
-          "cuGraphExternalSemaphoresWaitNodeGetParams", 11020);
-  PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 exec_set_signal =
-      swcu::test::proc<PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020>(
-          "cuGraphExecExternalSemaphoresSignalNodeSetParams", 11020);
-};
-
 }  // namespace
 
 TEST_SUITE("external memory and semaphores") {
@@ -454,7 +432,6 @@ TEST_SUITE("external memory and semaphores") {
   }
 
   TEST_CASE_FIXTURE(ExternalTest, "graph nodes signal and wait for external semaphores") {
-    const SemaphoreNodeApi api;
     const auto& g = swcu::test::gr();
     const int fd = memfd(8);
     auto* const word =
@@ -472,30 +449,31 @@ TEST_SUITE("external memory and semaphores") {
     wp.params.fence.value = 1;
     CUDA_EXT_SEM_WAIT_NODE_PARAMS wait{&sem, &wp, 1};
     CUgraphNode wait_node = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(api.add_wait(&wait_node, graph, nullptr, 0, &wait));
+    SWCU_TEST_REQUIRE_SUCCESS(g.add_ext_wait(&wait_node, graph, nullptr, 0, &wait));
     CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
     sp.params.fence.value = 5;
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS signal{&sem, &sp, 1};
     CUgraphNode signal_node = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(api.add_signal(&signal_node, graph, &wait_node, 1, &signal));
+    SWCU_TEST_REQUIRE_SUCCESS(g.add_ext_signal(&signal_node, graph, &wait_node, 1, &signal));
     CUgraphNodeType type{};
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(signal_node, &type));
     CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL);
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
-    SWCU_TEST_REQUIRE_SUCCESS(api.get_signal(signal_node, &got));
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
     REQUIRE(got.numExtSems == 1);
     CHECK(got.extSemArray[0] == sem);
     CHECK(got.paramsArray[0].params.fence.value == 5);
     // Bad parameters: none, a stale semaphore, a getter on another kind.
     CUgraphNode bad = nullptr;
     CUDA_EXT_SEM_WAIT_NODE_PARAMS empty{&sem, &wp, 0};
-    SWCU_TEST_CHECK_RESULT(api.add_wait(&bad, graph, nullptr, 0, &empty), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.add_ext_wait(&bad, graph, nullptr, 0, &empty),
+                           CUDA_ERROR_INVALID_VALUE);
     CUexternalSemaphore stale = reinterpret_cast<CUexternalSemaphore>(&wp);
     CUDA_EXT_SEM_WAIT_NODE_PARAMS stale_wait{&stale, &wp, 1};
-    SWCU_TEST_CHECK_RESULT(api.add_wait(&bad, graph, nullptr, 0, &stale_wait),
+    SWCU_TEST_CHECK_RESULT(g.add_ext_wait(&bad, graph, nullptr, 0, &stale_wait),
                            CUDA_ERROR_INVALID_VALUE);
-    SWCU_TEST_CHECK_RESULT(api.get_signal(wait_node, &got), CUDA_ERROR_INVALID_VALUE);
-    SWCU_TEST_CHECK_RESULT(api.add_wait(&bad, graph, nullptr, 0, nullptr),
+    SWCU_TEST_CHECK_RESULT(g.ext_signal_params(wait_node, &got), CUDA_ERROR_INVALID_VALUE);
+    SWCU_TEST_CHECK_RESULT(g.add_ext_wait(&bad, graph, nullptr, 0, nullptr),
                            CUDA_ERROR_INVALID_VALUE);
 
     CUgraphExec exec = nullptr;
@@ -511,18 +489,18 @@ TEST_SUITE("external memory and semaphores") {
     // Updating the executable graph's signal value: the next launch signals 9 (the wait for
     // 1 holds at once now).
     sp.params.fence.value = 9;
-    SWCU_TEST_REQUIRE_SUCCESS(api.exec_set_signal(exec, signal_node, &signal));
+    SWCU_TEST_REQUIRE_SUCCESS(g.exec_set_ext_signal(exec, signal_node, &signal));
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
     CHECK(*word == 9);
     // The graph's own node kept 5 (the executable copy changed, not the graph).
-    SWCU_TEST_REQUIRE_SUCCESS(api.get_signal(signal_node, &got));
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
     CHECK(got.paramsArray[0].params.fence.value == 5);
     // Setting the wait node of the graph: a re-instantiated graph waits for 20.
     wp.params.fence.value = 20;
-    SWCU_TEST_REQUIRE_SUCCESS(api.set_wait(wait_node, &wait));
+    SWCU_TEST_REQUIRE_SUCCESS(g.set_ext_wait(wait_node, &wait));
     CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_got{};
-    SWCU_TEST_REQUIRE_SUCCESS(api.get_wait(wait_node, &wait_got));
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_wait_params(wait_node, &wait_got));
     CHECK(wait_got.paramsArray[0].params.fence.value == 20);
 
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
@@ -536,7 +514,6 @@ TEST_SUITE("external memory and semaphores") {
   // On a GPU only the nodes after a wait node wait: a graph may signal a semaphore and then
   // wait for that signal itself, and what comes before the wait runs while it waits.
   TEST_CASE_FIXTURE(ExternalTest, "an external semaphore wait node holds back only what follows") {
-    const SemaphoreNodeApi api;
     const auto& g = swcu::test::gr();
     const int fd = memfd(8);
     auto* const word =
@@ -557,19 +534,19 @@ TEST_SUITE("external memory and semaphores") {
     sp.params.fence.value = 3;
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS signal{&sem, &sp, 1};
     CUgraphNode signal_node = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(api.add_signal(&signal_node, graph, nullptr, 0, &signal));
+    SWCU_TEST_REQUIRE_SUCCESS(g.add_ext_signal(&signal_node, graph, nullptr, 0, &signal));
     CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
     wp.params.fence.value = 3;
     CUDA_EXT_SEM_WAIT_NODE_PARAMS wait{&sem, &wp, 1};
     CUgraphNode own_wait = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(api.add_wait(&own_wait, graph, &signal_node, 1, &wait));
+    SWCU_TEST_REQUIRE_SUCCESS(g.add_ext_wait(&own_wait, graph, &signal_node, 1, &wait));
     (void)swcu::test::add_fill32(graph, out, 0xaa, 1, ctx, {own_wait});
     const CUgraphNode second = swcu::test::add_fill32(graph, out + 4, 0xbb, 1, ctx);
     CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS later{};
     later.params.fence.value = 7;
     CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_later{&sem, &later, 1};
     CUgraphNode later_node = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(api.add_wait(&later_node, graph, &second, 1, &wait_later));
+    SWCU_TEST_REQUIRE_SUCCESS(g.add_ext_wait(&later_node, graph, &second, 1, &wait_later));
     CUgraphExec exec = nullptr;
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphInstantiate(&exec, graph, 0));
     const CUstream stream = create_stream();
@@ -597,7 +574,6 @@ TEST_SUITE("external memory and semaphores") {
     // cuSignalExternalSemaphoresAsync as CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT and _SIGNAL nodes
     // (one node per call, with every semaphore of the call), as the driver does, instead of
     // running them: nothing is signalled until the graph is launched.
-    const SemaphoreNodeApi api;
     const auto& g = swcu::test::gr();
     const int fd = memfd(8);
     auto* const word =
@@ -628,12 +604,12 @@ TEST_SUITE("external memory and semaphores") {
     CHECK(count == 1);
     CHECK(dep == nodes[0]);
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
-    SWCU_TEST_REQUIRE_SUCCESS(api.get_signal(nodes[1], &got));
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(nodes[1], &got));
     REQUIRE(got.numExtSems == 1);
     CHECK(got.extSemArray[0] == sem);
     CHECK(got.paramsArray[0].params.fence.value == 5);
     CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_got{};
-    SWCU_TEST_REQUIRE_SUCCESS(api.get_wait(nodes[0], &wait_got));
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_wait_params(nodes[0], &wait_got));
     CHECK(wait_got.paramsArray[0].params.fence.value == 1);
 
     // The launch waits for 1, then signals 5; after an update of the executable graph, 9.
@@ -648,7 +624,7 @@ TEST_SUITE("external memory and semaphores") {
     CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
     sp.params.fence.value = 9;
     CUDA_EXT_SEM_SIGNAL_NODE_PARAMS nine{&sem, &sp, 1};
-    SWCU_TEST_REQUIRE_SUCCESS(api.exec_set_signal(exec, nodes[1], &nine));
+    SWCU_TEST_REQUIRE_SUCCESS(g.exec_set_ext_signal(exec, nodes[1], &nine));
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
     CHECK(*word == 9);

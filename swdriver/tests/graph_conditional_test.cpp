@@ -350,6 +350,63 @@ TEST_SUITE("graph") {
     for (CUgraph gph : {graph, ordered, bad}) SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(gph));
     api().cuStreamDestroy_v2(other);
   }
+
+  TEST_CASE_FIXTURE(GraphTest,
+                    "cuGraphExecNodeSetParams changes a conditional body's nodes, not the node") {
+    // cuda.h: cuGraphExecNodeSetParams' table of allowed changes has no row for conditional
+    // nodes, and cuGraphExecUpdate says "Conditional nodes: Changing node parameters is not
+    // supported. Changing parameters of nodes within the conditional body graph is subject to
+    // the rules above": the node itself is CUDA_ERROR_NOT_SUPPORTED, a node of a body is
+    // changed by the rules of its kind, for the launches that follow.
+    const auto& g = gr();
+    const CUdeviceptr d = alloc(16 * 4);
+    CUgraph graph = swcu::test::create_graph();
+    CUgraphConditionalHandle cond = 0;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        g.cuGraphConditionalHandleCreate(&cond, graph, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraphNodeParams p{};
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = cond;
+    p.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    p.conditional.size = 1;
+    p.conditional.ctx = ctx;
+    CUgraphNode node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddNode(&node, graph, nullptr, nullptr, 0, &p));
+    const CUgraph body = p.conditional.phGraph_out[0];
+    const CUgraphNode fill = swcu::test::add_fill32(body, d, 3, 16, ctx);
+    const CUgraphExec exec = swcu::test::instantiate(graph);
+    run(exec);
+    CHECK(read32(d, 16) == std::vector<unsigned>(16, 3));
+
+    // The body's memset takes a new value through the generic call.
+    CUgraphNodeParams f{};
+    f.type = CU_GRAPH_NODE_TYPE_MEMSET;
+    f.memset.dst = d;
+    f.memset.value = 8;
+    f.memset.elementSize = 4;
+    f.memset.width = 16;
+    f.memset.height = 1;
+    f.memset.ctx = ctx;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecNodeSetParams(exec, fill, &f));
+    run(exec);
+    CHECK(read32(d, 16) == std::vector<unsigned>(16, 8));
+
+    // The conditional node: no change is supported, not even to the same parameters.
+    CUgraphNodeParams same{};
+    same.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    same.conditional = p.conditional;
+    SWCU_TEST_CHECK_RESULT(g.cuGraphExecNodeSetParams(exec, node, &same), CUDA_ERROR_NOT_SUPPORTED);
+    same.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    SWCU_TEST_CHECK_RESULT(g.cuGraphExecNodeSetParams(exec, node, &same), CUDA_ERROR_NOT_SUPPORTED);
+    // A kind that is not the node's is CUDA_ERROR_INVALID_VALUE.
+    SWCU_TEST_CHECK_RESULT(g.cuGraphExecNodeSetParams(exec, node, &f), CUDA_ERROR_INVALID_VALUE);
+    run(exec);  // the node still runs its body, with the new value
+    CHECK(read32(d, 16) == std::vector<unsigned>(16, 8));
+
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(api().cuMemFree_v2(d));
+  }
 }
 
 // Each test case of this suite runs in a process of its own with SWCUDA_EXEC=deferred

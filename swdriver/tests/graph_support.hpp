@@ -99,7 +99,13 @@ namespace swcu::test {
   X(cuGraphBatchMemOpNodeSetParams, cuGraphBatchMemOpNodeSetParams, 11070)         \
   X(cuGraphExecBatchMemOpNodeSetParams, cuGraphExecBatchMemOpNodeSetParams, 11070) \
   X(cuGraphNodeSetParams, cuGraphNodeSetParams, 12020)                             \
-  X(cuGraphExecNodeSetParams, cuGraphExecNodeSetParams, 12020)
+  X(cuGraphExecNodeSetParams, cuGraphExecNodeSetParams, 12020)                     \
+  X(add_ext_signal, cuGraphAddExternalSemaphoresSignalNode, 11020)                 \
+  X(add_ext_wait, cuGraphAddExternalSemaphoresWaitNode, 11020)                     \
+  X(ext_signal_params, cuGraphExternalSemaphoresSignalNodeGetParams, 11020)        \
+  X(set_ext_wait, cuGraphExternalSemaphoresWaitNodeSetParams, 11020)               \
+  X(ext_wait_params, cuGraphExternalSemaphoresWaitNodeGetParams, 11020)            \
+  X(exec_set_ext_signal, cuGraphExecExternalSemaphoresSignalNodeSetParams, 11020)
 
 struct GraphApi {
 #define SWCU_TEST_GRAPH_MEMBER(member, base, version) PFN_##base##_v##version member = nullptr;

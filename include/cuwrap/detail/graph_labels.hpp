@@ -7,13 +7,18 @@
 
 #include <source_location>
 #include <string>
+#include <vector>
 
 namespace cuwrap::detail {
 
 /// Records that `node` of `graph` was added at `where`.
 void label_node(CUgraph graph, CUgraphNode node, std::source_location where);
-/// Records that `body` is a body graph of a conditional node of `parent` (destroyed with it).
-void label_body(CUgraph parent, CUgraph body);
+/// Records that `body` is the next body graph of conditional node `node` of `parent` (destroyed
+/// with it).
+void label_body(CUgraph parent, CUgraphNode node, CUgraph body);
+/// The body graphs recorded for conditional node `node`, in order; empty for a node cuwrap did
+/// not add.
+[[nodiscard]] std::vector<CUgraph> conditional_bodies(CUgraphNode node);
 /// "file:line" where `node` was added through cuwrap; empty when it was not (a captured node, a
 /// clone's node).
 [[nodiscard]] std::string node_label(CUgraphNode node);

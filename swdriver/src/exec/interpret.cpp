@@ -107,7 +107,8 @@ std::vector<ptx::MemoryRange> device_heap(const Context& ctx) {
   return out;
 }
 
-CUresult run(State& s, const Prepared& p, const ConditionSetter& set_conditional = {}) {
+CUresult run(State& s, const Prepared& p, const ConditionSetter& set_conditional = {},
+             const DeviceGraphCalls& graph = {}) {
   Context& ctx = *p.ctx;
   const ptx::Program& program = *p.image->program;
   const ptx::Function& entry = program.functions[p.entry];
@@ -201,6 +202,8 @@ CUresult run(State& s, const Prepared& p, const ConditionSetter& set_conditional
       return set_conditional(handle, value, why);
     };
   }
+  l.current_graph_exec = graph.current;
+  if (graph.launch) l.graph_launch = graph.launch;
   const ptx::Outcome o = ptx::execute(l);
   if (o.fault == ptx::Fault::none) return CUDA_SUCCESS;
   // The context is about to break: what the kernel printed before its fault still appears, as
@@ -277,7 +280,7 @@ Op interpret_op(const Function& f, LaunchSpec spec) {
 }
 
 CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSpec& spec,
-                       const ConditionSetter& set_conditional) {
+                       const ConditionSetter& set_conditional, const DeviceGraphCalls& graph) {
   Function* f = nullptr;
   if (const CUresult r = resolve_function(s, handle, &ctx, f)) return r;
   std::string why;
@@ -287,7 +290,7 @@ CUresult interpret_now(State& s, Context& ctx, CUfunction handle, const LaunchSp
   }
   Prepared p = prepare(*f, spec);
   p.ctx = &ctx;
-  return run(s, p, set_conditional);
+  return run(s, p, set_conditional, graph);
 }
 
 }  // namespace swcu

@@ -11,6 +11,7 @@
 // CUresult, which breaks the context (sticky).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -33,12 +34,21 @@ struct Function;  // module.hpp
 /// handle's value, or returns false with the reason.
 using ConditionSetter = std::function<bool(CUgraphConditionalHandle, unsigned, std::string&)>;
 
+/// What a kernel's device graph calls reach (device graph launch, graph/device_launch.hpp):
+/// cudaGetCurrentGraphExec's value and cudaGraphLaunch (exec, stream) returning its cudaError_t.
+struct DeviceGraphCalls {
+  std::uint64_t current = 0;  ///< the device graph the kernel runs as a node of; 0 if none
+  std::function<int(std::uint64_t, std::uint64_t)> launch;  ///< unset: outside a graph
+};
+
 /// Runs `spec` of the kernel `handle` names (a CUfunction or CUkernel) in `ctx` now, under the
 /// state lock (graph kernel nodes): the launch's CUresult. A kernel that cannot run prints why.
 /// The kernel's cudaGraphSetConditional calls go to `set_conditional` (called from the
-/// interpreter's workers while the caller holds the lock).
+/// interpreter's workers while the caller holds the lock), its cudaGraphLaunch calls and
+/// cudaGetCurrentGraphExec to `graph`.
 [[nodiscard]] CUresult interpret_now(State& s, Context& ctx, CUfunction handle,
                                      const LaunchSpec& spec,
-                                     const ConditionSetter& set_conditional = {});
+                                     const ConditionSetter& set_conditional = {},
+                                     const DeviceGraphCalls& graph = {});
 
 }  // namespace swcu

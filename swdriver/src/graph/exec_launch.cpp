@@ -23,6 +23,7 @@
 #include "exec/launch.hpp"
 #include "exec/memops.hpp"
 #include "graph/capture.hpp"
+#include "graph/device_launch.hpp"
 #include "graph/exec_internal.hpp"
 #include "graph/ext_semaphore_nodes.hpp"
 #include "memory/memory.hpp"
@@ -48,6 +49,7 @@ struct Launch {
   std::vector<GraphMemory*> auto_free;  ///< AUTO_FREE_ON_LAUNCH: freed when it starts
   bool started = false;                 ///< its first segment ran (begin())
   bool stopped = false;                 ///< a node failed or the context broke: nothing more runs
+  std::shared_ptr<DeviceEnv> env;       ///< its execution environment (device_launch.hpp)
 };
 
 // Whoever waits for an event record of the launch must not wait forever: what did not run is
@@ -123,6 +125,7 @@ CUresult run_fill(State& s, int device, const FillShape& f) {
 }
 
 bool run_level(Launch& l, Graph& g);
+RunDeviceGraph device_runner(Launch& l);
 
 // A kernel node without a registered host function: its PTX, under the lock.
 bool run_interpreted(State& s, Launch& l, const KernelNode& k, const swcu_launch& v) {
@@ -154,7 +157,7 @@ bool run_interpreted(State& s, Launch& l, const KernelNode& k, const swcu_launch
     it->second = value;
     return true;
   };
-  const CUresult r = interpret_now(s, *q.ctx, k.func, spec, set);
+  const CUresult r = interpret_now(s, *q.ctx, k.func, spec, set, device_graph_calls(*l.env));
   if (r != CUDA_SUCCESS) fail(q, r);
   return r == CUDA_SUCCESS;
 }
@@ -240,7 +243,11 @@ bool run_node(Launch& l, Node& n) {
       v.param_sizes = k.sizes.data();
       v.params = k.params.data();
       v.params_size = k.params.size();
-      if (!has_host_function(k.name)) return run_interpreted(s, l, k, v);
+      if (!has_host_function(k.name)) {
+        if (!run_interpreted(s, l, k, v)) return false;
+        lock.unlock();
+        return run_fired(*l.env, device_runner(l));  // the kernel's fire-and-forget launches
+      }
       lock.unlock();  // the plan cannot change while the launch holds it
       run_kernel_now(v);
       return true;
@@ -352,10 +359,27 @@ void begin(Launch& l) {
   }
 }
 
+// Runs a graph `l`'s kernels launched from the device (device_launch.hpp), in `l`'s stream.
+RunDeviceGraph device_runner(Launch& l) {
+  return [&l](DeviceLaunch& d, DeviceEnv& env) {
+    Launch child;
+    child.plan = d.plan;
+    child.refs = d.refs;
+    child.exec = d.exec;
+    child.queue = l.queue;
+    child.stream = l.stream;
+    child.priority = l.priority;
+    child.node_priority = (d.flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
+    child.env = std::shared_ptr<DeviceEnv>(std::shared_ptr<DeviceEnv>{}, &env);  // not owned
+    return run_level(child, *child.plan);
+  };
+}
+
 // Nodes a launch runs in one stream operation, one after another.
 struct Segment {
   std::shared_ptr<Launch> launch;
   std::vector<Node*> nodes;
+  bool closing = false;  ///< the launch's last operation
 };
 
 // The stream operation of a segment: a callback, so it also runs (with the error as its
@@ -376,6 +400,8 @@ void CUDA_CB run_segment(CUstream, CUresult status, void* data) {
       break;
     }
   }
+  // The launch's end: the graphs its kernels tail-launched (device_launch.hpp).
+  if (segment.closing && !l.stopped) (void)run_tails(*l.env, device_runner(l));
   t_launch = outer;
 }
 
@@ -404,16 +430,17 @@ class StepBuilder {
 
   // Pushes the closing segment (a launch ends in one) and returns its completion.
   std::shared_ptr<Completion> finish() {
-    segment(true);
+    segment(true, true);
     return last_;
   }
 
  private:
   // Pushes the segment of the nodes gathered so far (an empty one only when `always`).
-  void segment(bool always) {
+  void segment(bool always, bool closing = false) {
     if (nodes_.empty() && !always) return;
     auto seg = std::make_shared<Segment>();
     seg->launch = l_;
+    seg->closing = closing;
     seg->nodes = std::move(nodes_);
     nodes_.clear();
     Op op;
@@ -536,6 +563,7 @@ CUresult launch(Sym sym, NullStream null, CUgraphExec handle, CUstream stream) {
     l->stream = stream;
     l->priority = q->priority;
     l->node_priority = (e->flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
+    l->env = host_environment(*e, handle);
     std::vector<Node*> order;
     launch_order(*l->plan, order);
     StepBuilder steps(s, l, *q, stream, e->last);

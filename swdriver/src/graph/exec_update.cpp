@@ -451,6 +451,9 @@ CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                   p.memOp.flags};
             return swcu::update_exec_memops(s, n, m);
           }
+          // cuda.h (cuGraphExecUpdate): "Conditional nodes: Changing node parameters is not
+          // supported"; the nodes of its bodies change by the rules of their kinds.
+          case CU_GRAPH_NODE_TYPE_CONDITIONAL: return CUDA_ERROR_NOT_SUPPORTED;
           default: return CUDA_ERROR_NOT_SUPPORTED;
         }
       });

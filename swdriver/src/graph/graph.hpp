@@ -11,8 +11,8 @@
 //   exec_launch.cpp    launching and uploading them (a launch: segments of nodes and one stream
 //                      operation per node that waits), running their nodes, set_conditional
 //   memop_nodes.cpp    batch memory operation nodes
-//   ext_semaphore_nodes.cpp  external semaphore signal and wait nodes
 //   kernel_attributes.cpp  launch attributes of kernel nodes (cuGraphKernelNode*Attribute)
+//   device_launch.cpp  device graph launch: a kernel's cudaGraphLaunch and its environments
 //   exec_update.cpp    whole-graph and per-node updates, enabling and disabling nodes
 //   capture.cpp        stream capture into graphs
 //   ext_semaphore_nodes.cpp  external semaphore nodes, their launch and their capture

@@ -19,6 +19,28 @@ std::unordered_map<std::uint64_t, std::size_t>& exec_counts() noexcept {
   return *counts;
 }
 
+// A node a device graph may not have (CUDA programming guide, "Device Graph Requirements": only
+// kernel, memcpy, memset and child graph nodes), searched in child graphs too; `work` is set
+// when it has a kernel, memcpy or memset node.
+Node* device_unsupported(const Graph& g, bool& work) {
+  for (const auto& n : g.nodes) {
+    switch (n->type) {
+      case CU_GRAPH_NODE_TYPE_MEMCPY:
+        // "Copies involving CUDA arrays are not permitted."
+        if (copies_array(n->as<CopyNode>())) return n.get();
+        work = true;
+        break;
+      case CU_GRAPH_NODE_TYPE_KERNEL:
+      case CU_GRAPH_NODE_TYPE_MEMSET: work = true; break;
+      case CU_GRAPH_NODE_TYPE_GRAPH:
+        if (Node* const bad = device_unsupported(*n->as<ChildNode>().graph, work)) return bad;
+        break;
+      default: return n.get();
+    }
+  }
+  return nullptr;
+}
+
 // Why an executable graph of `g` cannot be made (CUDA_SUCCESS when it can).
 CUresult check_instantiable(State& s, Graph& g, unsigned long long flags,
                             CUgraphInstantiateResult& result, CUgraphNode& error_node) {
@@ -42,25 +64,10 @@ CUresult check_instantiable(State& s, Graph& g, unsigned long long flags,
   }
   if ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) != 0) {
     bool work = false;
-    for (const auto& n : g.nodes) {
-      switch (n->type) {
-        case CU_GRAPH_NODE_TYPE_MEMCPY:
-          // "Copies involving CUDA arrays are not permitted."
-          if (copies_array(n->as<CopyNode>())) {
-            result = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
-            error_node = n->handle();
-            return CUDA_ERROR_INVALID_VALUE;
-          }
-          work = true;
-          break;
-        case CU_GRAPH_NODE_TYPE_KERNEL:
-        case CU_GRAPH_NODE_TYPE_MEMSET: work = true; break;
-        case CU_GRAPH_NODE_TYPE_GRAPH: break;
-        default:
-          result = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
-          error_node = n->handle();
-          return CUDA_ERROR_INVALID_VALUE;
-      }
+    if (Node* const bad = device_unsupported(g, work)) {
+      result = CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+      error_node = bad->handle();
+      return CUDA_ERROR_INVALID_VALUE;
     }
     if (!work) return CUDA_ERROR_INVALID_VALUE;
   }

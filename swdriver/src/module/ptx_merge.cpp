@@ -13,8 +13,8 @@
 namespace swcu {
 namespace {
 
-constexpr std::string_view kBuiltins[] = {"vprintf", "__assertfail", "malloc", "free",
-                                          "cudaGraphSetConditional"};
+constexpr std::string_view kBuiltins[] = {
+    "vprintf", "__assertfail", "malloc", "free", "cudaGraphSetConditional", "cudaGraphLaunch"};
 
 bool ident_start(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';

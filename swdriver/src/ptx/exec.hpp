@@ -106,6 +106,13 @@ struct Launch {
   /// a graph launch or the handle is not its graph's (the launch then faults). Called from the
   /// launch's workers, one call at a time.
   std::function<bool(std::uint64_t, unsigned, std::string&)> set_conditional;
+  /// %current_graph_exec (cudaGetCurrentGraphExec): the device graph the kernel runs as a node
+  /// of; 0 outside one.
+  std::uint64_t current_graph_exec = 0;
+  /// The device runtime's cudaGraphLaunch(exec, stream): the cudaError_t it returns. Unset: the
+  /// kernel runs outside a graph launch and the call returns cudaErrorInvalidValue. Called from
+  /// the launch's workers, one call at a time.
+  std::function<int(std::uint64_t, std::uint64_t)> graph_launch;
 };
 
 /// How a launch ended: Fault::none, or the fault and one line describing it.

@@ -1,7 +1,8 @@
 // Calls and returns (exec_machine.hpp): frames for .func calls, direct and indirect, with their
 // limits (call depth, local memory), thread exit, and the built-in functions the driver supplies
 // for extern declarations: vprintf (formatting in printf.cpp), __assertfail, malloc and free,
-// and cudaGraphSetConditional (the device runtime's, for conditional graph nodes).
+// cudaGraphSetConditional (the device runtime's, for conditional graph nodes) and cudaGraphLaunch
+// (device graph launch).
 #include <algorithm>
 #include <cstdio>
 
@@ -201,6 +202,18 @@ void Machine::builtin(Thread& t, const Function& f, const Frame& cf, const Opera
         fault(Fault::trap, "cudaGraphSetConditional(" + std::to_string(handle) + ", " +
                                std::to_string(value) + "): " + why);
       }
+      return;
+    }
+    case Builtin::graph_launch: {
+      // cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+      const std::uint64_t exec = param_arg(t, cf, args, 0, 8);
+      const std::uint64_t stream = param_arg(t, cf, args, 1, 8);
+      int result = 1;  // cudaErrorInvalidValue: device graphs launch only from a graph
+      {
+        const std::lock_guard lock(g_.services);
+        if (l_.graph_launch) result = l_.graph_launch(exec, stream);
+      }
+      set_ret(t, cf, rets, static_cast<std::uint32_t>(result), 4);
       return;
     }
     case Builtin::none:

@@ -48,6 +48,7 @@ std::uint64_t Machine::sreg(const Thread& t, const Operand& o) {
     }
     case SReg::dynamic_smem_size: return l_.dynamic_shared;
     case SReg::total_smem_size: return shared_size_;
+    case SReg::current_graph_exec: return l_.current_graph_exec;
     case SReg::envreg:  // %envreg1:%envreg2 is the grid workspace; the others are 0
       if (o.imm == 1) return l_.grid_workspace >> 32;
       if (o.imm == 2) return l_.grid_workspace & 0xffffffffu;

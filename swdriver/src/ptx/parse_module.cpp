@@ -387,6 +387,8 @@ void Parser::finish() {
       f.builtin = Builtin::free;
     else if (f.name == "cudaGraphSetConditional")  // cuda_device_runtime_api.h
       f.builtin = Builtin::set_conditional;
+    else if (f.name == "cudaGraphLaunch")  // the device runtime's (device graph launch)
+      f.builtin = Builtin::graph_launch;
   }
   // What each function may reach: the first unsupported instruction, an unresolved call.
   const std::size_t n = p_->functions.size();

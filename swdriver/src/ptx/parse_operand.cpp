@@ -43,6 +43,7 @@ constexpr SRegName kSRegs[] = {
     {"%globaltimer_hi", SReg::globaltimer_hi},
     {"%dynamic_smem_size", SReg::dynamic_smem_size},
     {"%total_smem_size", SReg::total_smem_size},
+    {"%current_graph_exec", SReg::current_graph_exec},
     {"%cluster_ctarank", SReg::cluster_ctarank},
     {"%cluster_nctarank", SReg::cluster_nctarank},
     {"%is_explicit_cluster", SReg::is_explicit_cluster},

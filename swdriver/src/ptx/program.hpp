@@ -158,7 +158,8 @@ enum class SReg : std::uint8_t {
   globaltimer_hi,
   dynamic_smem_size,
   total_smem_size,
-  envreg,  // envreg: +index in Operand::imm
+  current_graph_exec,  // cudaGetCurrentGraphExec (cuda_device_runtime_api.h)
+  envreg,              // envreg: +index in Operand::imm
   cluster_ctarank,
   cluster_nctarank,
   is_explicit_cluster,
@@ -532,7 +533,15 @@ struct ParamDecl {
 };
 
 /// Built-in functions the driver supplies for `.extern .func` declarations.
-enum class Builtin : std::uint8_t { none, vprintf, assertfail, malloc, free, set_conditional };
+enum class Builtin : std::uint8_t {
+  none,
+  vprintf,
+  assertfail,
+  malloc,
+  free,
+  set_conditional,
+  graph_launch
+};
 
 /// One .entry or .func.
 struct Function {
