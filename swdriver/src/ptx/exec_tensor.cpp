@@ -13,10 +13,11 @@
 // (bits 7..9): one bit of each for 32B, two for 64B, three for 128B, so the pattern repeats
 // every 256, 512 or 1024 bytes. A load fills the elements outside the tensor with zeros (or,
 // with CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, the type's NaN) and completes the
-// box's bytes on the mbarrier (on each CTA of ctaMask with .multicast::cluster); a store writes
-// only the elements inside the tensor (cp.reduce.async.bulk.tensor: reduces them into it, each
-// element atomically). Both happen when the copy is issued: a store's bulk group then has
-// nothing left to wait for.
+// box's bytes on the mbarrier (on each CTA of ctaMask with .multicast::cluster); a tile-mode store
+// writes only the elements inside the tensor (cp.reduce.async.bulk.tensor: reduces them into it,
+// each element atomically). Both happen when the copy is issued: a store's bulk group then has
+// nothing left to wait for. An im2col_no_offs store or reduction is an illegal instruction, as
+// on an sm_90 GPU (see tensor_copy).
 #include <bit>
 #include <cstring>
 
@@ -102,6 +103,18 @@ Type Machine::reduction_type(Sub op, unsigned data_type) {
 void Machine::tensor_copy(Thread& t, const Inst& in) {
   const bool store = (in.mode & kBulkToGlobal) != 0;
   const bool im2col = (in.flags & kIm2col) != 0;
+  const bool reduce = (in.flags & kReduce) != 0;
+  if (store && im2col) {
+    // The PTX ISA lists .im2col_no_offs stores and reductions for sm_90 and ptxas assembles
+    // them, but an H200 (driver 580.159.04, CUDA 13) raises CUDA_ERROR_ILLEGAL_INSTRUCTION on
+    // cp.async.bulk.tensor.Nd.global.shared::cta.im2col_no_offs.bulk_group (observed
+    // 2026-11-27): the module loads and the fault comes when the copy is issued.
+    fault(Fault::illegal_instruction,
+          std::string(reduce ? "cp.reduce.async.bulk.tensor" : "cp.async.bulk.tensor") + "." +
+              std::to_string(in.vec) +
+              "d.im2col_no_offs: the sm_90 tensor memory accelerator has no im2col " +
+              (reduce ? "reduction" : "store") + ": a GPU raises an illegal instruction here");
+  }
   const std::uint64_t map_addr = address(t, in.ops[store ? 0 : 1]);
   const auto found = TensorMapDesc::read(resolve(t, Space::generic, map_addr, 128, false));
   if (!found) {
@@ -113,7 +126,7 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
   const unsigned rank = in.vec;
   const TensorMapMode want = im2col ? TensorMapMode::im2col : TensorMapMode::tiled;
   if (d.mode != want || d.rank != rank) {
-    const char* mode_name = !im2col ? "tile" : store ? "im2col_no_offs" : "im2col";
+    const char* mode_name = im2col ? "im2col" : "tile";
     const char* map_name = d.mode == TensorMapMode::tiled    ? "a tiled"
                            : d.mode == TensorMapMode::im2col ? "an im2col"
                                                              : "an im2col-wide";
@@ -138,7 +151,6 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
                 ", which the software driver does not run");
     }
   }
-  const bool reduce = (in.flags & kReduce) != 0;
   const Type reduce_type = reduce ? reduction_type(in.sub, d.data_type) : Type::none;
   // FLOAT32_FTZ (10) and TFLOAT32_FTZ (12) flush subnormals
   const bool reduce_ftz = d.data_type == 10 || d.data_type == 12;
@@ -168,9 +180,9 @@ void Machine::tensor_copy(Thread& t, const Inst& in) {
     // pixels are the positions of the bounding box (per spatial dimension i, lowerCorner to
     // globalDim - 1 + upperCorner) from the coordinates on, W fastest, stepping by
     // elementStrides and wrapping to the box's lower corner into the next row (H), plane (D) and
-    // image (N); each is read at its position plus the im2col offsets (a store: none).
+    // image (N); each is read at its position plus the im2col offsets.
     std::int64_t offset[3] = {};
-    if (!store && in.out2.kind == Operand::Kind::vec) {
+    if (in.out2.kind == Operand::Kind::vec) {
       for (unsigned i = 0; i < in.out2.count && i < 3; ++i) {
         offset[i] = static_cast<std::int64_t>(t.rf[p_.vec_regs[in.out2.reg + i]] & 0xffffu);
       }

@@ -372,7 +372,7 @@ enum Flag : std::uint32_t {
   kMulticast = 1u << 27,     ///< cp.async.bulk .multicast::cluster: ops[4] is the CTA mask
   kReduce = 1u << 28,  ///< cp.reduce.async.bulk{.tensor}: reduces with `sub` instead of copying
   /// cp.{reduce.}async.bulk.tensor .im2col (a load: out2 holds the im2col offsets) or
-  /// .im2col_no_offs (a store or reduction)
+  /// .im2col_no_offs (a store or reduction: it loads, but running it faults, as on sm_90)
   kIm2col = 1u << 29,
 };
 

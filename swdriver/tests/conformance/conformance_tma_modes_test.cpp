@@ -2,12 +2,15 @@
 // (conformance/tma_modes.cu): maps made by cuTensorMapEncodeIm2col and cuTensorMapEncodeTiled
 // with CU_TENSOR_MAP_INTERLEAVE_16B/32B; im2col loads with offsets (convolution taps), bounding
 // boxes smaller and larger than the tensor, traversal strides, channels and pixels outside the
-// tensor (zero or NaN fill), every swizzle; im2col_no_offs stores and .add reductions;
-// interleaved tiled loads and stores. Each is compared with the host references of
-// tma_modes_reference.hpp (the PTX ISA's rules written independently of the interpreter).
+// tensor (zero or NaN fill), every swizzle; interleaved tiled loads and stores. Each is compared
+// with the host references of tma_modes_reference.hpp (the PTX ISA's rules written independently
+// of the interpreter); the im2col loads gave the same results on an H200 (0 differences in the 5
+// cases). Im2col_no_offs stores and .add reductions are illegal instructions on sm_90 (an H200
+// faults on them), so their cases check the fault.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,11 +81,18 @@ struct TmaModes : Conformance {
                   });
   }
 
-  // Runs tma_im2col_store (`reduce`: .add) for each block of `c` over a tensor of values and
-  // compares the tensor with the reference.
-  void im2col_store(const tmacases::Im2colCase& c, bool reduce) {
+  // Runs tma_im2col_store (`reduce`: .add) for the blocks of `c`: an im2col_no_offs store or
+  // reduction is an illegal instruction on sm_90. Observed on an H200 (driver 580.159.04, CUDA
+  // 13) on 2026-11-27: the module loads (ptxas assembles the form the PTX ISA lists for sm_90),
+  // the launch succeeds, and synchronizing gives CUDA_ERROR_ILLEGAL_INSTRUCTION, sticky as every
+  // device fault is. The reduction could not be observed apart from the store there (the context
+  // was already broken); the software driver treats it the same way. Each case breaks the
+  // context, so each ends by destroying it and making a new one.
+  void im2col_store_faults(const tmacases::Im2colCase& c, bool reduce) {
     INFO(c.name);
-    std::vector<float> tensor = floats(tensor_bytes(c.t));
+    const CUmodule module = load_ptx("tma_modes");
+    const CUfunction f = function(module, "tma_im2col_store");
+    const std::vector<float> tensor = floats(tensor_bytes(c.t));
     const CUdeviceptr dtensor = upload(tensor);
     CUtensorMap map = im2col_map(c, dtensor);
     const unsigned blocks = static_cast<unsigned>(c.coords.size() / 5);
@@ -90,19 +100,45 @@ struct TmaModes : Conformance {
     const std::vector<float> values = floats(std::size_t{blocks} * bytes);
     int rank = static_cast<int>(c.t.rank), red = reduce ? 1 : 0;
     unsigned swizzle = c.swizzle;
-    run(function(load_ptx("tma_modes"), "tma_im2col_store"), {blocks}, {96}, bytes, map, rank,
-        upload(c.coords), upload(values), bytes, swizzle, red);
-    const unsigned short no_offsets[3] = {};
-    for (unsigned b = 0; b < blocks; ++b) {
-      const auto at = tmaref::im2col_elements(c.t, c.m, &c.coords[b * 5], no_offsets);
-      for (std::size_t k = 0; k < at.size(); ++k) {
-        if (at[k] < 0) continue;  // outside the tensor: not written
-        float& e = tensor[static_cast<std::size_t>(at[k] / 4)];
-        const float v = values[b * bytes / 4 + k];
-        e = reduce ? e + v : v;
-      }
+    const CUdeviceptr dcoords = upload(c.coords), dvalues = upload(values);
+    swcu::test::StderrCapture capture;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        launch(f, {blocks}, {96}, bytes, map, rank, dcoords, dvalues, bytes, swizzle, red));
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    const std::string err = capture.finish();
+    INFO(err);
+    // the fault names the kernel, the PTX line of the copy and why
+    const std::string form =
+        std::string(reduce ? "cp.reduce.async.bulk.tensor." : "cp.async.bulk.tensor.") +
+        std::to_string(rank) + "d.global.shared::cta" + (reduce ? ".add" : "") +
+        ".im2col_no_offs.bulk_group";
+    const std::string ptx = swcu::test::read_bytes(conf::built_file("tma_modes.ptx"));
+    std::istringstream lines(ptx);
+    std::string line;
+    int number = 0, copy_line = 0;
+    while (std::getline(lines, line)) {
+      ++number;
+      if (line.find(form) != std::string::npos) copy_line = number;
     }
-    conf::expect_equal(download<float>(dtensor, tensor.size()), tensor, c.name);
+    REQUIRE_MESSAGE(copy_line != 0, "tma_modes.ptx has no ", form);
+    CHECK(err.find("kernel tma_im2col_store, PTX line " + std::to_string(copy_line) + ",") !=
+          std::string::npos);
+    CHECK(err.find(std::string(reduce ? "cp.reduce.async.bulk.tensor." : "cp.async.bulk.tensor.") +
+                   std::to_string(rank) +
+                   "d.im2col_no_offs: the sm_90 tensor memory accelerator has no im2col " +
+                   (reduce ? "reduction" : "store") +
+                   ": a GPU raises an illegal instruction here") != std::string::npos);
+    // sticky: the context is broken for everything after
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    std::vector<float> back(tensor.size());
+    SWCU_TEST_CHECK_RESULT(cu.cuMemcpyDtoH_v2(back.data(), dtensor, back.size() * 4),
+                           CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    SWCU_TEST_CHECK_RESULT(
+        launch(f, {1}, {32}, bytes, map, rank, dcoords, dvalues, bytes, swizzle, red),
+        CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    SWCU_TEST_CHECK_RESULT(cu.cuCtxDestroy_v2(ctx), CUDA_SUCCESS);
+    ctx = swcu::test::create_context();
+    forget();
   }
 
   // Runs tma_tile3_roundtrip for `c`: the boxes loaded and the tensor stored through a second map.
@@ -159,9 +195,12 @@ TEST_SUITE("conformance.tma") {
     for (const auto& c : tmacases::im2col_loads()) im2col_load(c);
   }
 
-  TEST_CASE_FIXTURE(TmaModes, "conformance.tma: im2col_no_offs stores and reductions") {
-    for (const auto& c : tmacases::im2col_stores()) im2col_store(c, false);
-    for (const auto& c : tmacases::im2col_reductions()) im2col_store(c, true);
+  TEST_CASE_FIXTURE(TmaModes,
+                    "conformance.tma: im2col_no_offs stores and reductions are illegal "
+                    "instructions, as on an H200") {
+    // observed on an H200 (driver 580.159.04, CUDA 13) on 2026-11-27; see im2col_store_faults
+    for (const auto& c : tmacases::im2col_stores()) im2col_store_faults(c, false);
+    for (const auto& c : tmacases::im2col_reductions()) im2col_store_faults(c, true);
   }
 
   TEST_CASE_FIXTURE(TmaModes, "conformance.tma: interleaved tiled loads and stores") {

@@ -73,7 +73,8 @@ extern "C" __global__ void tma_im2col_load(const __grid_constant__ CUtensorMap m
 
 // Block b puts in[b * bytes ..] into shared memory (through the swizzle) and stores it
 // (reduce == 0) or adds it (.add, reduce != 0) in im2col_no_offs mode at coordinates
-// coords[b * 5 ..] of the rank-`rank` map.
+// coords[b * 5 ..] of the rank-`rank` map. ptxas assembles it for sm_90, but an H200 raises
+// CUDA_ERROR_ILLEGAL_INSTRUCTION on the copy (2026-11-27), as the software driver does.
 extern "C" __global__ void tma_im2col_store(const __grid_constant__ CUtensorMap map, int rank,
                                             const int* coords, const unsigned char* in,
                                             unsigned bytes, unsigned swizzle, int reduce) {

@@ -3,7 +3,8 @@
 // "Bounding Box", "Traversal Stride"; "Interleave layout") and cuda.h's
 // cuTensorMapEncodeIm2col/Tiled, independently of the interpreter. Each reference lists, for
 // every element of a box in shared memory order, the byte offset of the tensor element it
-// holds, or -1 when that element lies outside the tensor (a load fills it, a store skips it).
+// holds, or -1 when that element lies outside the tensor (a load fills it, a tile store skips
+// it).
 #pragma once
 
 #include <cstdint>
@@ -40,13 +41,13 @@ struct Im2col {
   unsigned stride[5] = {1, 1, 1, 1, 1};
 };
 
-/// The elements of an im2col load (or, with zero offsets, an im2col_no_offs store) at
-/// coordinates `coord` (C, W, H, D, N order, `rank` of them) with im2col offsets `offset` (W, H,
-/// D). The PTX ISA: the bounding box spans, in each spatial dimension, from its lower corner to
-/// the tensor's last index plus its upper corner; the pixels are taken from the coordinates on,
-/// W varying fastest by its traversal stride, a pixel past the box's end going back to its lower
-/// corner and on to the next H (then D, then N); pixelsPerColumn pixels, each read at its
-/// position plus the offsets; of each, channelsPerPixel channels from coordinate C on.
+/// The elements of an im2col load at coordinates `coord` (C, W, H, D, N order, `rank` of them)
+/// with im2col offsets `offset` (W, H, D). The PTX ISA: the bounding box spans, in each spatial
+/// dimension, from its lower corner to the tensor's last index plus its upper corner; the pixels
+/// are taken from the coordinates on, W varying fastest by its traversal stride, a pixel past the
+/// box's end going back to its lower corner and on to the next H (then D, then N);
+/// pixelsPerColumn pixels, each read at its position plus the offsets; of each, channelsPerPixel
+/// channels from coordinate C on.
 inline std::vector<std::int64_t> im2col_elements(const Tensor& t, const Im2col& m, const int* coord,
                                                  const unsigned short* offset) {
   const unsigned spatial = t.rank - 2;
