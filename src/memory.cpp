@@ -138,37 +138,52 @@ void prefetch(CUdeviceptr address, std::size_t bytes, memory_location to, stream
 }
 
 namespace {
-// The context memory at `address` belongs to (one cuPointerGetAttributes call).
-CUresult context_of(CUdeviceptr address, CUcontext& ctx) noexcept {
+
+// `call()`, one driver call. NVIDIA's driver refuses cuMemAdvise and cuMemRangeGetAttribute
+// without a current context (CUDA_ERROR_INVALID_CONTEXT, seen on an H200): when none is current,
+// the call is made again in the context of the memory at `address` (cuPointerGetAttributes,
+// then as in_context.hpp).
+template <class Call>
+CUresult in_memory_context(CUdeviceptr address, Call&& call, std::source_location where) {
+  const CUresult first = call();
+  CUcontext current = nullptr;
+  CUcontext ctx = nullptr;
   CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_CONTEXT;
   void* value = &ctx;
-  return driver().cuPointerGetAttributes(1, &attribute, &value, address);
+  if (first != CUDA_ERROR_INVALID_CONTEXT || driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
+      current != nullptr ||
+      driver().cuPointerGetAttributes(1, &attribute, &value, address) != CUDA_SUCCESS ||
+      ctx == nullptr) [[likely]] {
+    return first;
+  }
+  const scoped_current_context scope{context_ref{ctx}, where};
+  return call();
 }
+
 }  // namespace
 
 void advise(CUdeviceptr address, std::size_t bytes, memory_advice advice, memory_location location,
             std::source_location where) {
-  const auto call = [&] {
-    return driver().cuMemAdvise(address, bytes, static_cast<CUmem_advise>(advice),
-                                location.native());
-  };
-  CUresult r = call();
-  CUcontext current = nullptr;
-  CUcontext ctx = nullptr;
-  // None current (as NVIDIA's driver needs, in_context.hpp): again in the memory's context.
-  if (r == CUDA_ERROR_INVALID_CONTEXT && driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
-      current == nullptr && context_of(address, ctx) == CUDA_SUCCESS && ctx != nullptr)
-      [[unlikely]] {
-    const scoped_current_context scope{context_ref{ctx}, where};
-    r = call();
-  }
-  check(r, "cuMemAdvise", where);
+  check(in_memory_context(
+            address,
+            [&] {
+              return driver().cuMemAdvise(address, bytes, static_cast<CUmem_advise>(advice),
+                                          location.native());
+            },
+            where),
+        "cuMemAdvise", where);
 }
 
 int range_attribute(CUdeviceptr address, std::size_t bytes, CUmem_range_attribute attribute,
                     std::source_location where) {
   int value = 0;
-  check(driver().cuMemRangeGetAttribute(&value, sizeof(value), attribute, address, bytes),
+  check(in_memory_context(
+            address,
+            [&] {
+              return driver().cuMemRangeGetAttribute(&value, sizeof(value), attribute, address,
+                                                     bytes);
+            },
+            where),
         "cuMemRangeGetAttribute", where);
   return value;
 }

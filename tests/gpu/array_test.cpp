@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include "cuwrap/cuwrap.hpp"
@@ -64,7 +65,7 @@ TEST_SUITE("gpu arrays") {
                                          cuwrap::volume<const std::uint32_t>(a), {in});
     auto line_exec = line.instantiate();
     cuwrap::set_copy_3d(line_exec, in, cuwrap::volume<std::uint32_t>(b),
-                        cuwrap::volume_of(input, {16}));
+                        cuwrap::volume_of(std::span<std::uint32_t>(input).first(16), {16}));
     cuwrap::set_copy_3d(line_exec, out, cuwrap::volume_of(row, {16}),
                         cuwrap::volume<const std::uint32_t>(b));
     line_exec.launch(s);
