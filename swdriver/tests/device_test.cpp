@@ -104,9 +104,6 @@ TEST_SUITE("devices") {
   // 64-bit values, NOR and flushes, tensor maps and cp.async.bulk.tensor) read 1.
   TEST_CASE_FIXTURE(swcu::test::DriverTest,
                     "device attributes advertise only what is implemented") {
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 1);
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1) == 1);
-    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES) == 1);
@@ -164,6 +161,19 @@ TEST_SUITE("devices") {
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) == 1);
     CHECK(attribute(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED) == 1);
+  }
+
+  // Observed on an H200, driver 580.159.04, 2026-11-27: the deprecated _V1 stream memory
+  // operation attributes (92, 93, 94; cuda.h: "Deprecated, along with v1 MemOps API") read 0,
+  // while cooperative launch (95) and the attributes that replaced them (122, 123) read 1.
+  TEST_CASE_FIXTURE(swcu::test::DriverTest,
+                    "the _V1 stream memory operation attributes read 0, as on an H200") {
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1) == 0);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) == 1);
+    CHECK(attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR) == 1);
   }
 
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "cuDeviceGetName fits the name into the given length") {

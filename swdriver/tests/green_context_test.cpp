@@ -62,8 +62,9 @@ constexpr const char* kNsmid = R"(
 
 TEST_SUITE("green contexts") {
   // cuDeviceGetDevResource: "Get the type resources available to the device"; for compute
-  // capability 9.0 "The minimum count is 8 SMs and must be a multiple of 8", and smCount is "a
-  // multiple of" smCoscheduledAlignment.
+  // capability 9.0 "The minimum count is 8 SMs and must be a multiple of 8". Observed on an H200,
+  // driver 580.159.04, 2026-11-27: smCount 132, minSmPartitionSize 8, smCoscheduledAlignment 8
+  // (so smCount is not "a multiple of" smCoscheduledAlignment, as cuda.h says it is).
   TEST_CASE_FIXTURE(swcu::test::DriverTest, "a device's SM resource is all its SMs") {
     CUdevResource r{};
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuDeviceGetDevResource(0, &r, CU_DEV_RESOURCE_TYPE_SM));
@@ -72,8 +73,9 @@ TEST_SUITE("green contexts") {
         cu.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
     CHECK(r.type == CU_DEV_RESOURCE_TYPE_SM);
     CHECK(r.sm.smCount == static_cast<unsigned>(sms));
+    CHECK(r.sm.smCount == 132);
     CHECK(r.sm.minSmPartitionSize == 8);
-    CHECK(r.sm.smCount % r.sm.smCoscheduledAlignment == 0);
+    CHECK(r.sm.smCoscheduledAlignment == 8);
     SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetDevResource(99, &r, CU_DEV_RESOURCE_TYPE_SM),
                            CUDA_ERROR_INVALID_DEVICE);
     SWCU_TEST_CHECK_RESULT(cu.cuDeviceGetDevResource(0, nullptr, CU_DEV_RESOURCE_TYPE_SM),

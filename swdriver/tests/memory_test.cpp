@@ -305,6 +305,17 @@ TEST_SUITE("memory") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAdvise_v2(m, bytes, CU_MEM_ADVISE_UNSET_READ_MOSTLY, {}));
     CHECK(range_int(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, page) == 0);
 
+    // Advice needs a current context. Observed on an H200, driver 580.159.04, 2026-11-27:
+    // cuMemAdvise (CUDA 13's, with a CUmemLocation) on live managed memory after
+    // cuCtxSetCurrent(NULL) is CUDA_ERROR_INVALID_CONTEXT. The device-ordinal ABI does the same.
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAdvise_v2(m, bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, {}),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(cu.cuMemAdvise_v1(m, bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, 0),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
+    CHECK(range_int(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, bytes) == 0);  // nothing recorded
+
     // Prefetches are stream operations; the location is recorded when asked for.
     const CUstream s = create_stream();
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemPrefetchAsync_v2(m, bytes, host_location(), 0, s));

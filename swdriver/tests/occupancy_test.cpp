@@ -214,4 +214,45 @@ TEST_SUITE("occupancy") {
     CHECK(n == 0);
     SWCU_TEST_REQUIRE_SUCCESS(mod().cuModuleUnload(own));
   }
+
+  // Observed on an H200, driver 580.159.04, 2026-11-27: after cuCtxSetCurrent(NULL),
+  // cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveClusters and
+  // cuOccupancyMaxPotentialClusterSize answer CUDA_ERROR_INVALID_CONTEXT, even for a function
+  // and a stream of a live context; every cuOccupancy* query does the same here.
+  TEST_CASE_FIXTURE(OccupancyTest, "every occupancy query needs a current context") {
+    const CUfunction f = function(m, "no_params");
+    CUstream stream = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CUlaunchConfig c = config(256);
+    c.hStream = stream;  // not the NULL stream: its context is known without a current one
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(nullptr));
+    int n = -1;
+    int grid = -1;
+    std::size_t bytes = 0;
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 256, 0),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, f, 256, 0, 0),
+        CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxPotentialBlockSize(&grid, &n, f, nullptr, 0, 0),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(
+        mod().cuOccupancyMaxPotentialBlockSizeWithFlags(&grid, &n, f, nullptr, 0, 0, 0),
+        CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyAvailableDynamicSMemPerBlock(&bytes, f, 1, 256),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxActiveClusters(&n, f, &c),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    SWCU_TEST_CHECK_RESULT(mod().cuOccupancyMaxPotentialClusterSize(&n, f, &c),
+                           CUDA_ERROR_INVALID_CONTEXT);
+    CHECK(n == -1);  // nothing written
+    CHECK(grid == -1);
+    // With the context current again, the same calls answer.
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, 256, 0));
+    CHECK(n == 8);
+    SWCU_TEST_REQUIRE_SUCCESS(mod().cuOccupancyMaxActiveClusters(&n, f, &c));
+    CHECK(n == 8 * 132);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy(stream));
+  }
 }

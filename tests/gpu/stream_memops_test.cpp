@@ -11,7 +11,10 @@
 TEST_SUITE("gpu stream memory operations") {
   TEST_CASE("a host thread releases a wait through mapped pinned memory on a GPU") {
     cuwrap::primary_context ctx{cuwrap::device::get(0)};
-    REQUIRE(ctx.device().raw_attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) == 1);
+    // The _V1 attributes (92-94) read 0 on an H200 (driver 580.159.04, 2026-11-27): they ask
+    // about the deprecated v1 API. These replaced them and read 1 there.
+    REQUIRE(ctx.device().raw_attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS) == 1);
+    REQUIRE(ctx.device().raw_attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR) == 1);
     const cuwrap::scoped_current_context current{ctx};
     cuwrap::stream gpu{ctx};
     cuwrap::stream other{ctx};

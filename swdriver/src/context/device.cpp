@@ -170,10 +170,13 @@ std::optional<int> device_attribute(int attribute, CUdevice device) {
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: return 0;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 1;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: return 1;
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: return 1;  // device == host
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: return 1;  // exec/stream_memops.cpp
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: return 1;
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+      return 1;  // device == host
+    // The _V1 attributes ask about the deprecated _v1 stream memory operation API; an H200
+    // (driver 580.159.04) reads 0 for them and 1 for the attributes below that replaced them.
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: return 0;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: return 0;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: return 0;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;  // co-resident grid, grid.sync()
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: return 0;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 232448;
@@ -206,7 +209,7 @@ std::optional<int> device_attribute(int attribute, CUdevice device) {
       return CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return 1;
     case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: return 0;  // no CUDA arrays
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 1;          // exec/memops.cpp
     case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: return 1;
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;  // no cuMemGetHandleForAddressRange
     case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 1;

@@ -15,8 +15,9 @@ namespace swcu {
 /// with CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING (one TPC: 2 SMs).
 inline constexpr unsigned kSmPartitionMin = 8;
 inline constexpr unsigned kSmPartitionMinIgnoringCoscheduling = 2;
-/// SMs guaranteed co-scheduled in a whole-device resource (132 is a multiple of it).
-inline constexpr unsigned kDeviceSmAlignment = 2;
+/// SMs guaranteed co-scheduled in a whole-device resource: 8, as an H200 (driver 580.159.04)
+/// reports for its 132 SMs, although cuda.h says smCount "is a multiple of this value".
+inline constexpr unsigned kDeviceSmAlignment = 8;
 
 /// What the driver writes into a CUdevResource's internal padding: where the resource came
 /// from, so that descriptors and splits can check their inputs.

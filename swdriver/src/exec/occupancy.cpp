@@ -1,4 +1,6 @@
 // cuOccupancy*: the model of launch.hpp (threads, blocks and shared memory per SM; 132 SMs).
+// Every query needs a current context: without one NVIDIA's driver answers
+// CUDA_ERROR_INVALID_CONTEXT (observed on an H200, driver 580.159.04).
 #include <algorithm>
 
 #include "exec/launch.hpp"
@@ -51,12 +53,14 @@ CUresult model_of(State& s, CUfunction func, Context* ctx, Model& out) {
 CUresult max_active_blocks(Sym sym, int* num_blocks, CUfunction func, int block_size,
                            std::size_t dynamic, unsigned int flags) {
   return call(sym, [=](State& s) -> CUresult {
+    Context* current = nullptr;
+    if (const CUresult r = current_context(s, current)) return r;
     if (num_blocks == nullptr || block_size <= 0 ||
         (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) != 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     Model m;
-    if (const CUresult r = model_of(s, func, nullptr, m)) return r;
+    if (const CUresult r = model_of(s, func, current, m)) return r;
     *num_blocks = m.blocks(block_size, dynamic);
     return CUDA_SUCCESS;
   });
@@ -68,16 +72,15 @@ CUresult max_potential_block_size(Sym sym, int* min_grid, int* block_size, CUfun
                                   CUoccupancyB2DSize to_dynamic, std::size_t dynamic, int limit,
                                   unsigned int flags) {
   return call(sym, [=](State& s, Lock& lock) -> CUresult {
+    Context* current = nullptr;
+    if (const CUresult r = current_context(s, current)) return r;
     if (min_grid == nullptr || block_size == nullptr || limit < 0 ||
         (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) != 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     Model m;
-    if (const CUresult r = model_of(s, func, nullptr, m)) return r;
-    // The SMs of the current context: a green context's partition, else the device's.
-    Context* current = nullptr;
-    const unsigned sms =
-        current_context(s, current) == CUDA_SUCCESS ? current->sm_count : kDeviceSmCount;
+    if (const CUresult r = model_of(s, func, current, m)) return r;
+    const unsigned sms = current->sm_count;  // a green context's partition, else the device's
     // The callback is the program's: call it without the lock.
     if (to_dynamic != nullptr) lock.unlock();
     const int max_size = limit == 0 ? m.max_threads : std::min(limit, m.max_threads);
@@ -192,11 +195,13 @@ CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockS
 CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func,
                                                  int numBlocks, int blockSize) {
   return call(Sym::cuOccupancyAvailableDynamicSMemPerBlock, [=](State& s) -> CUresult {
+    swcu::Context* current = nullptr;
+    if (const CUresult r = swcu::current_context(s, current)) return r;
     if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     swcu::Model m;
-    if (const CUresult r = swcu::model_of(s, func, nullptr, m)) return r;
+    if (const CUresult r = swcu::model_of(s, func, current, m)) return r;
     std::size_t available = 0;
     if (m.blocks(blockSize, 0) >= numBlocks) {
       const std::size_t per_block = swcu::kSharedPerSm / static_cast<std::size_t>(numBlocks);
@@ -216,6 +221,8 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunc
 CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
                                       const CUlaunchConfig* config) {
   return call(Sym::cuOccupancyMaxActiveClusters, [=](State& s) -> CUresult {
+    swcu::Context* current = nullptr;
+    if (const CUresult r = swcu::current_context(s, current)) return r;
     if (numClusters == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
     swcu::Context* ctx = nullptr;
     if (const CUresult r = swcu::config_context(s, *config, ctx)) return r;
@@ -235,6 +242,8 @@ CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
 CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func,
                                             const CUlaunchConfig* config) {
   return call(Sym::cuOccupancyMaxPotentialClusterSize, [=](State& s) -> CUresult {
+    swcu::Context* current = nullptr;
+    if (const CUresult r = swcu::current_context(s, current)) return r;
     if (clusterSize == nullptr || config == nullptr) return CUDA_ERROR_INVALID_VALUE;
     swcu::Context* ctx = nullptr;
     if (const CUresult r = swcu::config_context(s, *config, ctx)) return r;

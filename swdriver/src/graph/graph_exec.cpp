@@ -86,6 +86,10 @@ CUresult instantiate(State& s, Lock& lock, CUgraphExec* out, CUgraph graph,
     if (error_node != nullptr) *error_node = err;
     return r;
   };
+  // An executable graph belongs to the current context: without one NVIDIA's driver answers
+  // CUDA_ERROR_INVALID_CONTEXT (observed on an H200, driver 580.159.04).
+  Context* ctx = nullptr;
+  if (const CUresult r = current_context(s, ctx)) return report(r);
   Graph* const g = find_graph(s, graph);
   if (out == nullptr || g == nullptr) return report(CUDA_ERROR_INVALID_VALUE);
   if (!with_params && (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) != 0) {
@@ -108,8 +112,7 @@ CUresult instantiate(State& s, Lock& lock, CUgraphExec* out, CUgraph graph,
   e->exec = std::make_shared<ExecState>();
   collect_conditions(*g, e->exec->conditions);
   for (const auto& [handle, c] : e->exec->conditions) e->exec->values[handle] = c.default_value;
-  e->ctx = current_or_null(s);
-  if (e->ctx == nullptr) e->ctx = top_graph(*g).ctx;
+  e->ctx = ctx;
   ++exec_counts()[g->id];
   Exec* const added = s.registry(SWCU_GRAPH_EXEC).add(std::move(e));
   *out = reinterpret_cast<CUgraphExec>(added);

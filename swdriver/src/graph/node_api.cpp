@@ -84,6 +84,14 @@ CUresult kernel_get(Sym sym, CUgraphNode node, CUDA_KERNEL_NODE_PARAMS_v2* out, 
   });
 }
 
+// cuGraphAddKernelNode needs a current context: NVIDIA's driver crashes without one (a
+// segfault, observed on an H200, driver 580.159.04, even with a valid function and params.ctx
+// set); this driver answers CUDA_ERROR_INVALID_CONTEXT instead.
+CUresult kernel_node_context(State& s) noexcept {
+  Context* ctx = nullptr;
+  return current_context(s, ctx);
+}
+
 CUDA_KERNEL_NODE_PARAMS_v2 from_v1(const CUDA_KERNEL_NODE_PARAMS_v1& p) {
   CUDA_KERNEL_NODE_PARAMS_v2 out{};
   std::memcpy(&out, &p, sizeof p);
@@ -115,6 +123,7 @@ CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                               const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
   return swcu::add(Sym::cuGraphAddKernelNode, phGraphNode, hGraph, dependencies, numDependencies,
                    CU_GRAPH_NODE_TYPE_KERNEL, [=](State& s, Graph&, Node& n) -> CUresult {
+                     if (const CUresult r = swcu::kernel_node_context(s)) return r;
                      if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
                      return swcu::set_kernel(s, n, swcu::from_v1(*nodeParams));
                    });
@@ -125,6 +134,7 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                  const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   return swcu::add(Sym::cuGraphAddKernelNode_v2, phGraphNode, hGraph, dependencies, numDependencies,
                    CU_GRAPH_NODE_TYPE_KERNEL, [=](State& s, Graph&, Node& n) -> CUresult {
+                     if (const CUresult r = swcu::kernel_node_context(s)) return r;
                      if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
                      return swcu::set_kernel(s, n, *nodeParams);
                    });

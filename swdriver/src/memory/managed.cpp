@@ -70,6 +70,10 @@ CUresult managed_range(State& s, CUdeviceptr address, std::size_t count, Allocat
 CUresult advise(Sym sym, CUdeviceptr address, std::size_t count, int advice,
                 const CUmemLocation& location) {
   return call(sym, [=](State& s) -> CUresult {
+    // Advice needs a current context: CUDA_ERROR_INVALID_CONTEXT without one (observed for the
+    // CUmemLocation form on an H200, driver 580.159.04; the device-ordinal form does the same).
+    Context* current = nullptr;
+    if (const CUresult r = current_context(s, current)) return r;
     Allocation* a = nullptr;
     if (const CUresult r = managed_range(s, address, count, a)) return r;
     Location loc;
