@@ -313,6 +313,12 @@ TEST_SUITE("memory") {
                            CUDA_ERROR_INVALID_CONTEXT);
     SWCU_TEST_CHECK_RESULT(cu.cuMemAdvise_v1(m, bytes, CU_MEM_ADVISE_SET_READ_MOSTLY, 0),
                            CUDA_ERROR_INVALID_CONTEXT);
+    // So does cuMemRangeGetAttribute (the same H200: the unified_memory sample's read-mostly
+    // query after its advice got CUDA_ERROR_INVALID_CONTEXT).
+    int mostly = -1;
+    SWCU_TEST_CHECK_RESULT(cu.cuMemRangeGetAttribute(&mostly, sizeof mostly,
+                                                     CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, bytes),
+                           CUDA_ERROR_INVALID_CONTEXT);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuCtxSetCurrent(ctx));
     CHECK(range_int(CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, m, bytes) == 0);  // nothing recorded
 

@@ -422,6 +422,10 @@ CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribu
                                 CUdeviceptr devPtr, size_t count) {
   const int attr = swcu::raw(attribute);
   return call(Sym::cuMemRangeGetAttribute, [=](State& s) -> CUresult {
+    // A current context is needed (CUDA_ERROR_INVALID_CONTEXT without one: observed on an H200,
+    // driver 580.159.04, 2026-11-27; cuMemRangeGetAttributes is taken to do the same).
+    swcu::Context* current = nullptr;
+    if (const CUresult r = swcu::current_context(s, current)) return r;
     Allocation* a = nullptr;
     if (const CUresult r = swcu::managed_range(s, devPtr, count, a)) return r;
     return swcu::range_attribute(swcu::pages_of(*a, devPtr, count), attr, data, dataSize);
@@ -434,6 +438,8 @@ CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_att
     if (data == nullptr || dataSizes == nullptr || attributes == nullptr || numAttributes == 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    swcu::Context* current = nullptr;
+    if (const CUresult r = swcu::current_context(s, current)) return r;
     Allocation* a = nullptr;
     if (const CUresult r = swcu::managed_range(s, devPtr, count, a)) return r;
     const auto pages = swcu::pages_of(*a, devPtr, count);
