@@ -8,6 +8,7 @@
 
 #include "cuwrap/context.hpp"
 #include "cuwrap/detail/driver.hpp"
+#include "cuwrap/error.hpp"
 
 namespace cuwrap::detail {
 
@@ -21,7 +22,8 @@ template <class Call>
     return first;
   }
   CUcontext current = nullptr;
-  if (driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != nullptr) {
+  check(driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent", where);
+  if (current != nullptr) {
     return first;  // a context is current: the driver refused it, not the lack of one
   }
   const scoped_current_context scope{context_ref{ctx}, where};

@@ -146,14 +146,20 @@ namespace {
 template <class Call>
 CUresult in_memory_context(CUdeviceptr address, Call&& call, std::source_location where) {
   const CUresult first = call();
+  if (first != CUDA_ERROR_INVALID_CONTEXT) [[likely]] {
+    return first;
+  }
   CUcontext current = nullptr;
+  check(driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent", where);
   CUcontext ctx = nullptr;
   CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_CONTEXT;
   void* value = &ctx;
-  if (first != CUDA_ERROR_INVALID_CONTEXT || driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
-      current != nullptr ||
-      driver().cuPointerGetAttributes(1, &attribute, &value, address) != CUDA_SUCCESS ||
-      ctx == nullptr) [[likely]] {
+  if (current != nullptr) {
+    return first;  // a context is current: the driver refused it, not the lack of one
+  }
+  check(driver().cuPointerGetAttributes(1, &attribute, &value, address), "cuPointerGetAttributes",
+        where);
+  if (ctx == nullptr) {
     return first;
   }
   const scoped_current_context scope{context_ref{ctx}, where};

@@ -65,11 +65,23 @@ int main(int argc, char** argv) try {
     auto& w = work[static_cast<std::size_t>(t)];
     w.stream.synchronize();
     if (t % 2 == 0) {
-      ok = ok && w.x.read_mostly() &&
-           w.y.last_prefetch_location() == cuwrap::memory_location::host();
+      if (!w.x.read_mostly()) {
+        std::printf("task %d: x is not advised read-mostly\n", t);
+        ok = false;
+      }
+      if (const auto at = w.y.last_prefetch_location(); at != cuwrap::memory_location::host()) {
+        std::printf("task %d: y's last prefetch location is type %d id %d, not the host\n", t,
+                    static_cast<int>(at.native().type), at.native().id);
+        ok = false;
+      }
     }
-    for (std::size_t i = 0; ok && i < n; ++i) {
-      ok = std::fabs(w.y[i] - (w.a * static_cast<float>(i) + 1.0f)) < 1e-3f;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::fabs(w.y[i] - (w.a * static_cast<float>(i) + 1.0f)) >= 1e-3f) {
+        std::printf("task %d: y[%zu] is %g, not %g\n", t, i, static_cast<double>(w.y[i]),
+                    static_cast<double>(w.a * static_cast<float>(i) + 1.0f));
+        ok = false;
+        break;
+      }
     }
   }
   std::printf("%d tasks, %d on the device and %d on the host\n", tasks, (tasks + 1) / 2, tasks / 2);

@@ -48,6 +48,30 @@ CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC semaphore_desc(int fd, CUexternalSemaphoreHa
   return d;
 }
 
+// A timeline semaphore imported from a memfd whose 64-bit payload the test maps (`word`);
+// destroyed, unmapped and closed with the object.
+struct TimelineSemaphore {
+  TimelineSemaphore() {
+    fd = memfd(8);
+    word = static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    REQUIRE(word != MAP_FAILED);
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
+        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::api().cuImportExternalSemaphore(&sem, &d));
+  }
+  ~TimelineSemaphore() {
+    CHECK(swcu::test::api().cuDestroyExternalSemaphore(sem) == CUDA_SUCCESS);
+    munmap(word, 8);
+    close(fd);
+  }
+  TimelineSemaphore(const TimelineSemaphore&) = delete;
+  TimelineSemaphore& operator=(const TimelineSemaphore&) = delete;
+
+  int fd = -1;
+  std::uint64_t* word = nullptr;
+  CUexternalSemaphore sem = nullptr;
+};
+
 struct ExternalTest : swcu::test::ModuleTest {
   CUresult map(CUdeviceptr* p, CUexternalMemory m, unsigned long long offset,
                unsigned long long size, unsigned flags = 0) {
@@ -433,14 +457,9 @@ TEST_SUITE("external memory and semaphores") {
 
   TEST_CASE_FIXTURE(ExternalTest, "graph nodes signal and wait for external semaphores") {
     const auto& g = swcu::test::gr();
-    const int fd = memfd(8);
-    auto* const word =
-        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    REQUIRE(word != MAP_FAILED);
-    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
-        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
-    CUexternalSemaphore sem = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    const TimelineSemaphore timeline;
+    std::uint64_t* const word = timeline.word;
+    CUexternalSemaphore sem = timeline.sem;
 
     // A graph: wait for 1, then signal 5.
     CUgraph graph = nullptr;
@@ -505,24 +524,16 @@ TEST_SUITE("external memory and semaphores") {
 
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
-    munmap(word, 8);
-    close(fd);
   }
 
   // On a GPU only the nodes after a wait node wait: a graph may signal a semaphore and then
   // wait for that signal itself, and what comes before the wait runs while it waits.
   TEST_CASE_FIXTURE(ExternalTest, "an external semaphore wait node holds back only what follows") {
     const auto& g = swcu::test::gr();
-    const int fd = memfd(8);
-    auto* const word =
-        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    REQUIRE(word != MAP_FAILED);
-    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
-        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
-    CUexternalSemaphore sem = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    const TimelineSemaphore timeline;
+    std::uint64_t* const word = timeline.word;
+    CUexternalSemaphore sem = timeline.sem;
     CUdeviceptr out = 0;
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemAlloc_v2(&out, 8));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemsetD32_v2(out, 0, 2));
@@ -562,11 +573,8 @@ TEST_SUITE("external memory and semaphores") {
 
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
-    munmap(word, 8);
-    close(fd);
   }
 
   TEST_CASE_FIXTURE(ExternalTest, "a capture records semaphore signals and waits as graph nodes") {
@@ -575,14 +583,9 @@ TEST_SUITE("external memory and semaphores") {
     // (one node per call, with every semaphore of the call), as the driver does, instead of
     // running them: nothing is signalled until the graph is launched.
     const auto& g = swcu::test::gr();
-    const int fd = memfd(8);
-    auto* const word =
-        static_cast<std::uint64_t*>(mmap(nullptr, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    REQUIRE(word != MAP_FAILED);
-    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d =
-        semaphore_desc(dup(fd), CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD);
-    CUexternalSemaphore sem = nullptr;
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuImportExternalSemaphore(&sem, &d));
+    const TimelineSemaphore timeline;
+    std::uint64_t* const word = timeline.word;
+    CUexternalSemaphore sem = timeline.sem;
     const CUstream stream = create_stream();
 
     SWCU_TEST_REQUIRE_SUCCESS(g.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
@@ -631,9 +634,6 @@ TEST_SUITE("external memory and semaphores") {
 
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
-    SWCU_TEST_REQUIRE_SUCCESS(cu.cuDestroyExternalSemaphore(sem));
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
-    munmap(word, 8);
-    close(fd);
   }
 }

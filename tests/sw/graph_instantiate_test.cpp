@@ -41,9 +41,19 @@ TEST_SUITE("graph") {
     cuwrap::device_buffer<float> data{ctx, n};
     cuwrap::graph g{ctx};
     (void)g.add_fill(data, 2.0f);
-    const auto calls = calls_made_by([&] { (void)g.instantiate(); });
-    CHECK(cuwrap::testing::total(calls) == 2);  // instantiate, and destroy the result
-    CHECK(calls.count("cuGraphInstantiateWithParams") == 1);
+    {
+      const cuwrap::scoped_current_context current{ctx};
+      const auto calls = calls_made_by([&] { (void)g.instantiate(); });
+      CHECK(cuwrap::testing::total(calls) == 2);  // instantiate, and destroy the result
+      CHECK(calls.count("cuGraphInstantiateWithParams") == 1);
+    }
+    // With no context current the driver refuses it (CUDA_ERROR_INVALID_CONTEXT, as NVIDIA's
+    // does): it is made again in the graph's context, which is current only meanwhile.
+    REQUIRE_FALSE(cuwrap::current_context().has_value());
+    const auto again = calls_made_by([&] { (void)g.instantiate(); });
+    CHECK(again.count("cuGraphInstantiateWithParams") >= 1);
+    CHECK(again.count("cuCtxPushCurrent_v2") == 1);
+    CHECK_FALSE(cuwrap::current_context().has_value());
     // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD with hUploadStream: uploaded while instantiating.
     auto exec = g.instantiate(s);
     exec.launch(s);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "conformance_checks.hpp"
+#include "texture_reference.hpp"
 #include "texture_support.hpp"
 
 namespace {
@@ -146,18 +147,8 @@ TEST_SUITE("conformance") {
       for (float y : {-0.8f, -0.1f, 0.4f, 1.0f}) {
         for (float z : {-0.95f, -0.2f, 0.35f, 0.7f}) {
           at.insert(at.end(), {x, y, z, 0});
-          // CUDA C++ Programming Guide, "Cubemap Textures": the face of the largest component
-          // and (s, t) in it; ties go to z, then y (an H200 samples +Y where |x| = |y|)
-          const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
-          std::size_t face = 0;
-          float s = 0, t = 0, m = 1;
-          if (az >= ax && az >= ay) {
-            face = z >= 0 ? 4 : 5, m = az, s = z >= 0 ? x : -x, t = -y;
-          } else if (ay >= ax) {
-            face = y >= 0 ? 2 : 3, m = ay, s = x, t = y >= 0 ? z : -z;
-          } else {
-            face = x >= 0 ? 0 : 1, m = ax, s = x >= 0 ? -z : z, t = -y;
-          }
+          const auto [face_index, s, t, m] = conf::texref::cube_site(x, y, z);
+          const auto face = static_cast<std::size_t>(face_index);
           const auto texel = [](float c) {
             return static_cast<std::size_t>(
                 std::clamp(static_cast<long>(std::floor((c / 2 + 0.5f) * w)), 0L, long{w} - 1));

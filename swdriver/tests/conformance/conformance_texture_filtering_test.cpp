@@ -197,17 +197,7 @@ float nearest_elsewhere(int face, int i, int j) {
 // texel of the cube (seamless), the one outside both edges the average of the three texels at
 // that corner (ARB_seamless_cube_map).
 float cube_reference(float x, float y, float z, bool seamless) {
-  const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
-  int face = 0;
-  float s = 0, t = 0, m = 1;
-  // Ties go to z, then y (an H200 samples +Y where |x| = |y| is the largest).
-  if (az >= ax && az >= ay) {
-    face = z >= 0 ? 4 : 5, m = az, s = z >= 0 ? x : -x, t = -y;
-  } else if (ay >= ax) {
-    face = y >= 0 ? 2 : 3, m = ay, s = x, t = y >= 0 ? z : -z;
-  } else {
-    face = x >= 0 ? 0 : 1, m = ax, s = x >= 0 ? -z : z, t = -y;
-  }
+  const auto [face, s, t, m] = conf::texref::cube_site(x, y, z);
   const double u = static_cast<double>((s / m + 1) / 2) * kCube - 0.5;
   const double v = static_cast<double>((t / m + 1) / 2) * kCube - 0.5;
   const int i0 = static_cast<int>(std::floor(u)), j0 = static_cast<int>(std::floor(v));

@@ -84,6 +84,20 @@ inline Float4 at(const Sampler& s, long i, long j) {
 }
 
 /// The weight of fraction f in 1.8 fixed point.
+/// A cube map's face for direction (x, y, z), the Programming Guide's "Cubemap Textures" table:
+/// the largest component's axis and sign (ties to z, then y: an H200 samples +Y where
+/// |x| = |y| is the largest), the face coordinates (s, t) and the divisor m.
+struct CubeSite {
+  int face = 0;
+  float s = 0, t = 0, m = 1;
+};
+inline CubeSite cube_site(float x, float y, float z) {
+  const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
+  if (az >= ax && az >= ay) return {z >= 0 ? 4 : 5, z >= 0 ? x : -x, -y, az};
+  if (ay >= ax) return {y >= 0 ? 2 : 3, x, y >= 0 ? z : -z, ay};
+  return {x >= 0 ? 0 : 1, x >= 0 ? -z : z, -y, ax};
+}
+
 inline float weight(double f) { return static_cast<float>(std::nearbyint(f * 256.0) / 256.0); }
 
 /// tex2D(u, v).
