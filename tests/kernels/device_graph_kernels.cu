@@ -25,8 +25,8 @@ extern "C" __global__ void schedule(cudaGraphExec_t positive, cudaGraphExec_t ot
 }
 
 // Launches graphs[0..count) into `stream`, one result each in status.
-extern "C" __global__ void launch_all(const cudaGraphExec_t* graphs, int count,
-                                      cudaStream_t stream, int* status) {
+extern "C" __global__ void launch_all(const cudaGraphExec_t* graphs, int count, cudaStream_t stream,
+                                      int* status) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     for (int i = 0; i < count; ++i) status[i] = cudaGraphLaunch(graphs[i], stream);
   }
