@@ -1,6 +1,6 @@
 // CUDA arrays for the tests that create them and copy to and from them (array_test.cpp,
-// array_copy_test.cpp, copy_batch_test.cpp, graph_array_copy_test.cpp), and the host data they
-// compare with.
+// array_copy_test.cpp, copy_batch_test.cpp, graph_array_copy_test.cpp, the texture conformance
+// tests), and the host data they compare with.
 #pragma once
 
 #include <cuda.h>
@@ -46,33 +46,37 @@ namespace swcu::test {
   return v;
 }
 
-/// Host memory to a whole array of 32-bit elements, dense.
+/// Host memory to a whole array of w x h x d elements of `element_bytes` (32-bit unless told),
+/// dense.
 [[nodiscard]] inline CUDA_MEMCPY3D host_to_array(const void* src, CUarray dst, std::size_t w,
-                                                 std::size_t h, std::size_t d) {
+                                                 std::size_t h, std::size_t d,
+                                                 std::size_t element_bytes = 4) {
   CUDA_MEMCPY3D p{};
   p.srcMemoryType = CU_MEMORYTYPE_HOST;
   p.srcHost = src;
-  p.srcPitch = w * 4;
+  p.srcPitch = w * element_bytes;
   p.srcHeight = h;
   p.dstMemoryType = CU_MEMORYTYPE_ARRAY;
   p.dstArray = dst;
-  p.WidthInBytes = w * 4;
+  p.WidthInBytes = w * element_bytes;
   p.Height = h;
   p.Depth = d;
   return p;
 }
 
-/// A whole array of 32-bit elements to dense host memory.
+/// A whole array of w x h x d elements of `element_bytes` (32-bit unless told) to dense host
+/// memory.
 [[nodiscard]] inline CUDA_MEMCPY3D array_to_host(CUarray src, void* dst, std::size_t w,
-                                                 std::size_t h, std::size_t d) {
+                                                 std::size_t h, std::size_t d,
+                                                 std::size_t element_bytes = 4) {
   CUDA_MEMCPY3D p{};
   p.srcMemoryType = CU_MEMORYTYPE_ARRAY;
   p.srcArray = src;
   p.dstMemoryType = CU_MEMORYTYPE_HOST;
   p.dstHost = dst;
-  p.dstPitch = w * 4;
+  p.dstPitch = w * element_bytes;
   p.dstHeight = h;
-  p.WidthInBytes = w * 4;
+  p.WidthInBytes = w * element_bytes;
   p.Height = h;
   p.Depth = d;
   return p;

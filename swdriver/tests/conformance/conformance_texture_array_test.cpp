@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "array_support.hpp"
 #include "conformance_checks.hpp"
 #include "texture_reference.hpp"
 #include "texture_support.hpp"
@@ -49,25 +50,9 @@ struct ArrayTextures : Conformance {
   // Copies a dense host block to (to_array) or from the array.
   void copy(CUarray a, void* host, std::size_t row_bytes, std::size_t rows, std::size_t slices,
             bool to_array) {
-    CUDA_MEMCPY3D c{};
-    if (to_array) {
-      c.srcMemoryType = CU_MEMORYTYPE_HOST;
-      c.srcHost = host;
-      c.srcPitch = row_bytes;
-      c.srcHeight = rows;
-      c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-      c.dstArray = a;
-    } else {
-      c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-      c.srcArray = a;
-      c.dstMemoryType = CU_MEMORYTYPE_HOST;
-      c.dstHost = host;
-      c.dstPitch = row_bytes;
-      c.dstHeight = rows;
-    }
-    c.WidthInBytes = row_bytes;
-    c.Height = rows;
-    c.Depth = slices;
+    const CUDA_MEMCPY3D c = to_array
+                                ? swcu::test::host_to_array(host, a, row_bytes, rows, slices, 1)
+                                : swcu::test::array_to_host(a, host, row_bytes, rows, slices, 1);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpy3D_v2(&c));
   }
   void copy(CUarray a, const float* host, std::size_t row_bytes, std::size_t rows,

@@ -14,6 +14,7 @@
 #include <set>
 #include <vector>
 
+#include "array_support.hpp"
 #include "conformance_checks.hpp"
 #include "texture_reference.hpp"
 #include "texture_support.hpp"
@@ -46,16 +47,7 @@ struct FilteringTextures : Conformance {
 
   void to_array(CUarray a, const void* host, std::size_t row_bytes, std::size_t rows,
                 std::size_t slices) {
-    CUDA_MEMCPY3D c{};
-    c.srcMemoryType = CU_MEMORYTYPE_HOST;
-    c.srcHost = host;
-    c.srcPitch = row_bytes;
-    c.srcHeight = rows;
-    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    c.dstArray = a;
-    c.WidthInBytes = row_bytes;
-    c.Height = rows;
-    c.Depth = slices;
+    const CUDA_MEMCPY3D c = swcu::test::host_to_array(host, a, row_bytes, rows, slices, 1);
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemcpy3D_v2(&c));
   }
 
