@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include "in_context.hpp"
+
 namespace cuwrap {
 namespace detail {
 namespace {
@@ -145,25 +147,16 @@ namespace {
 // then as in_context.hpp).
 template <class Call>
 CUresult in_memory_context(CUdeviceptr address, Call&& call, std::source_location where) {
-  const CUresult first = call();
-  if (first != CUDA_ERROR_INVALID_CONTEXT) [[likely]] {
-    return first;
-  }
-  CUcontext current = nullptr;
-  check(driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent", where);
-  CUcontext ctx = nullptr;
-  CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_CONTEXT;
-  void* value = &ctx;
-  if (current != nullptr) {
-    return first;  // a context is current: the driver refused it, not the lack of one
-  }
-  check(driver().cuPointerGetAttributes(1, &attribute, &value, address), "cuPointerGetAttributes",
-        where);
-  if (ctx == nullptr) {
-    return first;
-  }
-  const scoped_current_context scope{context_ref{ctx}, where};
-  return call();
+  return call_in_context_of(
+      [&] {
+        CUcontext ctx = nullptr;
+        CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_CONTEXT;
+        void* value = &ctx;
+        check(driver().cuPointerGetAttributes(1, &attribute, &value, address),
+              "cuPointerGetAttributes", where);
+        return ctx;
+      },
+      std::forward<Call>(call), where);
 }
 
 }  // namespace
