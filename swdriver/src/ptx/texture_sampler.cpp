@@ -6,8 +6,8 @@
 //   coordinate and mirror reflects it on odd periods (with unnormalized coordinates both act as
 //   clamp); clamp clamps the texel index, border gives the border color outside [0, N).
 // - Point filtering reads T[floor(x)]; linear filtering reads the two (four, eight) texels around
-//   x - 0.5 and weighs them by the fraction, held in 9-bit fixed point with 8 fractional bits
-//   (1.8: 0, 1/256, ..., 1), in float arithmetic. Only floating-point results are filtered.
+//   x - 0.5 with integer weights in 1/256 steps (footprint() has the rule) and sums them
+//   exactly, rounded once (filter_sum.hpp). Only floating-point results are filtered.
 // - 8- and 16-bit integer formats read as normalized floats ([0, 1], [-1, 1]) unless the object
 //   reads them as integers; sRGB converts the first three channels of unsigned 8-bit ones to
 //   linear. Missing channels read as (0, 0, 0, 1).
@@ -19,9 +19,13 @@
 // - Level of detail (mipmapped textures): 0 without a mode, the operand for .level, log2 of the
 //   longer gradient in level-0 texels for .grad (OpenGL's rho, the PTX ISA's "partials"); then
 //   + mipmapLevelBias, clamped to [minMipmapLevelClamp, maxMipmapLevelClamp] and to the levels.
-//   A point mipmap filter takes the nearest level (OpenGL: 0 up to 0.5, else ceil(lod + 0.5) - 1);
-//   a linear one blends floor(lod) and the next level by the fraction, held in 1.8 fixed point
-//   like the texel weights (NVIDIA documents no precision for it).
+//   A point mipmap filter takes level floor(lod + 1/2); a linear one blends floor(lod) and the
+//   next level by the fraction in 1/256 steps (sample_at()).
+// - What an H200 returned decided every rule above that the documents leave open (2026-11-27):
+//   its bilinear results, level choices and level fractions are the ones here bit for bit. Its
+//   blend of two linearly filtered levels is not: each level's weights there round in a way
+//   two observed samples did not settle, and results differ from these by about 1/256 of the
+//   texels' spread.
 // - Anisotropic filtering (maxAnisotropy > 1, .grad only) as EXT_texture_filter_anisotropic
 //   describes it: with Px, Py the gradients' lengths in texels, N = min(ceil(Pmax / Pmin),
 //   maxAnisotropy) probes at P + (i / (N + 1) - 1/2) dP_major (i = 1..N), each sampled at level of
@@ -33,6 +37,7 @@
 #include <cstring>
 
 #include "ptx/alu_internal.hpp"
+#include "ptx/filter_sum.hpp"
 
 namespace swcu::ptx {
 namespace {
@@ -43,9 +48,6 @@ using detail::FKind;
 float srgb_to_linear(float c) {
   return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
 }
-
-// The 8-bit fraction of the 1.8 fixed-point weight of x (rounded to the nearest 1/256).
-float weight(double frac) { return static_cast<float>(std::nearbyint(frac * 256.0) / 256.0); }
 
 // A texel index under address mode `mode` (CUaddress_mode) for an extent of n: false when it is
 // outside under border mode.
@@ -224,49 +226,98 @@ Texel texel_at(const Site& s, const std::int64_t* idx) {
   return texel_at(s, idx, inside);
 }
 
-// The 2^dims texels around c - 0.5 and their weights.
-unsigned footprint(const Site& s, const float* c, Texel* texels, float* w) {
+// The integer weights (1/256 steps) of linear filtering's 2^dims texels around x - 0.5, x the
+// texel-space coordinate: x rounds to 1/256 of a texel (ties up), which gives the texel below
+// and the fractions a, b, c; the weights are a 1D pair, or the 2D rule an H200 follows
+// (2026-11-27: w11 = a b / 256 rounded, ties up; w10 = a - w11, w01 = b - w11,
+// w00 = 256 - a - b + w11, so they always sum to 256), and in 3D each of those split by c the
+// same way (assumed: volumes were not compared on a GPU).
+// Coordinate i of c in texels of the site's level, within 2^40 texels of the origin (far outside
+// any texture, where every address mode reads what it reads at the edge; NaN reads the far
+// negative side).
+double texel_coordinate(const Site& s, const float* c, unsigned i) {
   const std::int64_t size[3] = {s.lv.width, s.lv.height, s.lv.depth};
+  constexpr double kFar = 1099511627776.0;
+  const double x = scaled(c[i], size[i], mode_of(s, i), s.normalized);
+  return x > -kFar ? std::min(x, kFar) : -kFar;
+}
+
+struct Footprint {
   std::int64_t base[3] = {};
+  std::uint32_t weight[8] = {};
+  unsigned corners = 1;
+};
+
+Footprint footprint(const Site& s, const float* c) {
+  std::uint32_t frac[3] = {};
+  Footprint fp;
   for (unsigned i = 0; i < s.dims; ++i) {
-    const double x = scaled(c[i], size[i], mode_of(s, i), s.normalized) - 0.5;
-    const double f = std::floor(x);
-    base[i] = static_cast<std::int64_t>(f);
-    w[i] = weight(x - f);
+    const double x = texel_coordinate(s, c, i);
+    const auto steps = static_cast<std::int64_t>(std::floor(x * 256.0 + 0.5)) - 128;
+    fp.base[i] = steps >> 8;  // floor(steps / 256)
+    frac[i] = static_cast<std::uint32_t>(steps & 255);
   }
-  const unsigned corners = 1u << s.dims;
-  for (unsigned k = 0; k < corners; ++k) {
-    std::int64_t idx[3] = {};
-    for (unsigned i = 0; i < s.dims; ++i) idx[i] = base[i] + ((k >> i) & 1);
-    texels[k] = texel_at(s, idx);
+  const auto split = [](std::uint32_t w, std::uint32_t f) { return (w * f + 128) >> 8; };
+  fp.corners = 1u << s.dims;
+  if (s.dims == 1) {
+    fp.weight[0] = 256 - frac[0];
+    fp.weight[1] = frac[0];
+    return fp;
   }
-  return corners;
+  const std::uint32_t a = frac[0], b = frac[1], w11 = split(a, b);
+  const std::uint32_t plane[4] = {256 - a - b + w11, a - w11, b - w11, w11};
+  for (unsigned k = 0; k < 4; ++k) {
+    if (s.dims == 2) {
+      fp.weight[k] = plane[k];
+    } else {
+      fp.weight[k + 4] = split(plane[k], frac[2]);
+      fp.weight[k] = plane[k] - fp.weight[k + 4];
+    }
+  }
+  return fp;
+}
+
+// The texel at corner k of a footprint.
+Texel corner(const Site& s, const Footprint& fp, unsigned k) {
+  std::int64_t idx[3] = {};
+  for (unsigned i = 0; i < s.dims; ++i) idx[i] = fp.base[i] + ((k >> i) & 1);
+  return texel_at(s, idx);
+}
+
+bool filtered(const Texture& tx) { return tx.linear_filter && !returns_integers(tx); }
+
+// The texel point filtering reads at c on one level.
+Texel nearest(const Site& s, const float* c) {
+  std::int64_t idx[3] = {};
+  for (unsigned i = 0; i < s.dims; ++i) {
+    idx[i] = static_cast<std::int64_t>(std::floor(texel_coordinate(s, c, i)));
+  }
+  return texel_at(s, idx);
+}
+
+// Adds the filtered value at c on one level, times `scale`, to `sums` (in 1/256 steps: a point
+// filtered texel weighs 256).
+void accumulate(const Site& s, const float* c, std::uint32_t scale, FilterSum* sums) {
+  if (!filtered(s.tx)) {
+    const Texel t = nearest(s, c);
+    for (int ch = 0; ch < 4; ++ch) sums[ch].add(t.f[ch], 256 * scale);
+    return;
+  }
+  const Footprint fp = footprint(s, c);
+  for (unsigned k = 0; k < fp.corners; ++k) {
+    if (fp.weight[k] == 0) continue;
+    const Texel t = corner(s, fp, k);
+    for (int ch = 0; ch < 4; ++ch) sums[ch].add(t.f[ch], fp.weight[k] * scale);
+  }
 }
 
 // Point or linear filtering at c on one level.
 Texel filter(const Site& s, const float* c) {
-  if (!s.tx.linear_filter || returns_integers(s.tx)) {
-    const std::int64_t size[3] = {s.lv.width, s.lv.height, s.lv.depth};
-    std::int64_t idx[3] = {};
-    for (unsigned i = 0; i < s.dims; ++i) {
-      idx[i] =
-          static_cast<std::int64_t>(std::floor(scaled(c[i], size[i], mode_of(s, i), s.normalized)));
-    }
-    return texel_at(s, idx);
-  }
-  Texel texels[8];
-  float w[3] = {};
-  const unsigned corners = footprint(s, c, texels, w);
+  if (!filtered(s.tx)) return nearest(s, c);
+  FilterSum sums[4];
+  accumulate(s, c, 1, sums);
   Texel v;
-  for (int ch = 0; ch < 4; ++ch) {
-    float acc = 0;
-    for (unsigned k = 0; k < corners; ++k) {
-      float wk = 1;
-      for (unsigned i = 0; i < s.dims; ++i) wk *= ((k >> i) & 1) ? w[i] : 1.0f - w[i];
-      acc += wk * texels[k].f[ch];
-    }
-    v.f[ch] = acc;
-  }
+  for (int ch = 0; ch < 4; ++ch) v.f[ch] = sums[ch].result(8);
   return v;
 }
 
@@ -313,35 +364,38 @@ void texel_gradient(const Texture& tx, const TexLookup& at, const float* g, doub
   }
 }
 
-// The level of detail after bias and clamps, in [0, levels - 1].
-float clamp_lod(const Texture& tx, float lod) {
-  lod += tx.mip_bias;
-  if (!(lod >= tx.min_lod)) lod = tx.min_lod;  // NaN too
-  if (lod > tx.max_lod) lod = tx.max_lod;
-  const auto last = static_cast<float>(tx.levels.size() - 1);
-  return std::clamp(lod, 0.0f, last);
+// The level of detail after bias and clamps, in [0, levels - 1]. The bias counts in 1/512
+// steps, cut toward zero: an H200 blends levels at lod + bias with bias -0.6 as if it were
+// -307/512 (2026-11-27; -0.6 itself, or -0.6 rounded to 1/256, blends other fractions).
+double clamp_lod(const Texture& tx, float lod) {
+  double l = static_cast<double>(lod) + std::trunc(static_cast<double>(tx.mip_bias) * 512) / 512;
+  if (!(l >= tx.min_lod)) l = tx.min_lod;  // NaN too
+  if (l > tx.max_lod) l = tx.max_lod;
+  return std::clamp(l, 0.0, static_cast<double>(tx.levels.size() - 1));
 }
 
-// Filtering at c with level of detail `lod` (before bias and clamps).
+// Filtering at c with level of detail `lod` (before bias and clamps). A point mipmap filter
+// takes level floor(lod + 1/2) (an H200 takes level 1 at 0.5, 2 at 1.5); a linear one rounds
+// the level of detail to 1/256 (ties up) and blends level floor(lod) and the next by the
+// fraction f, (256 - f) x the one plus f x the other, exactly, rounded once.
 Texel sample_at(const Texture& tx, const TexLookup& at, const float* c, float lod) {
   float uv[3] = {};
   if (tx.levels.size() == 1) return filter(site(tx, at, 0, c, uv), uv);
-  const float l = clamp_lod(tx, lod);
+  const double l = clamp_lod(tx, lod);
   const std::size_t last = tx.levels.size() - 1;
   if (!tx.mip_linear || returns_integers(tx)) {
-    const auto level =
-        l <= 0.5f ? std::size_t{0} : static_cast<std::size_t>(std::ceil(l + 0.5f)) - 1;
+    const auto level = static_cast<std::size_t>(std::floor(l + 0.5));
     return filter(site(tx, at, std::min(level, last), c, uv), uv);
   }
-  const auto d1 = static_cast<std::size_t>(std::floor(l));
-  const float w = weight(l - std::floor(l));
-  if (d1 >= last || w == 1.0f)
-    return filter(site(tx, at, std::min(d1 + (w == 1.0f), last), c, uv), uv);
-  const Texel a = filter(site(tx, at, d1, c, uv), uv);
-  if (w == 0.0f) return a;
-  const Texel b = filter(site(tx, at, d1 + 1, c, uv), uv);
+  const auto steps = static_cast<std::size_t>(std::floor(l * 256.0 + 0.5));
+  const std::size_t lower = steps >> 8;
+  const auto f = static_cast<std::uint32_t>(steps & 255);
+  if (lower >= last || f == 0) return filter(site(tx, at, std::min(lower, last), c, uv), uv);
+  FilterSum sums[4];
+  accumulate(site(tx, at, lower, c, uv), uv, 256 - f, sums);
+  accumulate(site(tx, at, lower + 1, c, uv), uv, f, sums);
   Texel v;
-  for (int k = 0; k < 4; ++k) v.f[k] = (1.0f - w) * a.f[k] + w * b.f[k];
+  for (int k = 0; k < 4; ++k) v.f[k] = sums[k].result(16);
   return v;
 }
 
@@ -386,14 +440,13 @@ Texel sample(const Texture& tx, const TexLookup& at) {
 Texel gather(const Texture& tx, const TexLookup& at, unsigned comp) {
   float uv[3] = {};
   const Site s = site(tx, at, 0, at.coord, uv);
-  Texel texels[8];
-  float w[3] = {};
-  footprint(s, uv, texels, w);
+  const Footprint fp = footprint(s, uv);
   static constexpr unsigned kOrder[4] = {2, 3, 1, 0};
   Texel g;
   for (int k = 0; k < 4; ++k) {
-    g.f[k] = texels[kOrder[k]].f[comp];
-    g.u[k] = texels[kOrder[k]].u[comp];
+    const Texel t = corner(s, fp, kOrder[k]);
+    g.f[k] = t.f[comp];
+    g.u[k] = t.u[comp];
   }
   return g;
 }

@@ -190,26 +190,24 @@ float nearest_elsewhere(int face, int i, int j) {
 // that corner (ARB_seamless_cube_map).
 float cube_reference(float x, float y, float z, bool seamless) {
   const auto [face, s, t, m] = conf::texref::cube_site(x, y, z);
-  const double u = static_cast<double>((s / m + 1) / 2) * kCube - 0.5;
-  const double v = static_cast<double>((t / m + 1) / 2) * kCube - 0.5;
-  const int i0 = static_cast<int>(std::floor(u)), j0 = static_cast<int>(std::floor(v));
-  const float a = conf::texref::weight(u - std::floor(u)),
-              b = conf::texref::weight(v - std::floor(v));
-  const auto texel = [&](int i, int j) {
-    const int ci = std::clamp(i, 0, kCube - 1), cj = std::clamp(j, 0, kCube - 1);
+  const conf::texref::Bilinear b = conf::texref::bilinear(
+      static_cast<double>((s / m + 1) / 2) * kCube, static_cast<double>((t / m + 1) / 2) * kCube);
+  const auto texel = [&](long i, long j) {
+    const long ci = std::clamp(i, 0L, long{kCube} - 1), cj = std::clamp(j, 0L, long{kCube} - 1);
     const bool out_i = ci != i, out_j = cj != j;
-    if (!seamless || (!out_i && !out_j)) return cube_value(face, ci, cj);
-    if (out_i != out_j) return nearest_elsewhere(face, i, j);
-    return (cube_value(face, ci, cj) + nearest_elsewhere(face, i, cj) +
-            nearest_elsewhere(face, ci, j)) /
+    const int fi = static_cast<int>(i), fj = static_cast<int>(j);
+    const int ki = static_cast<int>(ci), kj = static_cast<int>(cj);
+    if (!seamless || (!out_i && !out_j)) return cube_value(face, ki, kj);
+    if (out_i != out_j) return nearest_elsewhere(face, fi, fj);
+    return (cube_value(face, ki, kj) + nearest_elsewhere(face, fi, kj) +
+            nearest_elsewhere(face, ki, fj)) /
            3.0f;
   };
-  float acc = 0;
-  acc += (1 - a) * (1 - b) * texel(i0, j0);
-  acc += a * (1 - b) * texel(i0 + 1, j0);
-  acc += (1 - a) * b * texel(i0, j0 + 1);
-  acc += a * b * texel(i0 + 1, j0 + 1);
-  return acc;
+  const long double sum = b.w00 * static_cast<long double>(texel(b.i, b.j)) +
+                          b.w10 * static_cast<long double>(texel(b.i + 1, b.j)) +
+                          b.w01 * static_cast<long double>(texel(b.i, b.j + 1)) +
+                          b.w11 * static_cast<long double>(texel(b.i + 1, b.j + 1));
+  return conf::texref::round_away(sum / 256);
 }
 
 TEST_SUITE("conformance") {
@@ -247,6 +245,61 @@ TEST_SUITE("conformance") {
         }
       }
       conf::expect_equal(launch_float4("tex2d_lod", t, at, {}, at.size() / 4), want, c.what);
+    }
+  }
+
+  TEST_CASE_FIXTURE(FilteringTextures,
+                    "conformance.texture: tex2DLod returns what an H200 returned, bit for bit") {
+    // Results an NVIDIA H200 (driver 580.159.04) returned on 2026-11-27 for this fixture's
+    // texture, where float arithmetic or the Programming Guide's formula gives something else:
+    // the rounded bilinear weights (w11 = ab/256 rounded, the others what is left), one rounding
+    // of the exact sum with ties away from zero, level floor(lod + 1/2) for a point mipmap
+    // filter, and the bias in 1/512 steps cut toward zero for the level fraction.
+    make_mipmapped();
+    struct Observed {
+      int mode;
+      bool linear, mip_linear;
+      float bias, min_lod, max_lod, u, v, lod;
+      int channel;
+      float gpu;
+    };
+    const Observed observed[] = {
+        // level 0, bilinear, clamp; the float formula gives -2.57739258, 2.91137695, ...
+        {1, true, true, 0, 0, 4, 0.33f, 0.13f, -1, 1, -2.578125f},
+        {1, true, true, 0, 0, 4, 0.33f, 0.13f, -1, 2, 2.90625f},
+        {1, true, true, 0, 0, 4, 0.5f, 0.13f, -1, 3, 0.11805556f},  // a tie, rounded up
+        {1, true, true, 0, 0, 4, 0.77f, 0.13f, -1, 1, -6.37109375f},
+        {1, true, true, 0, 0, 4, 0.77f, 0.13f, -1, 2, 2.80859375f},
+        {1, true, true, 0, 0, 4, 0.33f, 0.5f, -1, 3, 0.173958331f},
+        // border
+        {3, true, true, 0, 0, 0, 0.02f, 0.13f, -1, 0, 0.220703125f},
+        {3, true, true, 0, 0, 0, 0.02f, 0.13f, -1, 2, 0.8828125f},
+        // level 1 (clamped to 1..2), bilinear: four equal texels give the texel exactly
+        {1, true, false, 0.3f, 1, 2, 1.04f, -0.07f, -1, 3, 0.111111112f},
+        {1, true, false, 0.3f, 1, 2, 0.33f, 0.13f, -1, 1, 99.9570312f},
+        {1, true, false, 0.3f, 1, 2, 0.5f, 0.13f, -1, 1, 99.9296875f},
+        {1, true, false, 0.3f, 1, 2, 0.5f, 0.13f, -1, 2, 4.45703125f},
+        {1, true, false, 0.3f, 1, 2, 0.5f, 0.13f, -1, 3, 0.183333337f},
+        {1, true, false, 0.3f, 1, 2, 0.77f, 0.13f, -1, 1, 99.890625f},
+        // point mipmap filter at lod 0.5: level 1 (OpenGL's rule takes level 0)
+        {1, false, false, 0, 0, 4, -0.11f, -0.07f, 0.5f, 0, 100.0f},
+        {1, false, false, 0, 0, 4, -0.11f, -0.07f, 0.5f, 2, 1.0f},
+        {1, false, false, 0, 0, 4, -0.11f, -0.07f, 0.5f, 3, 0.5f},
+        // lod 1.25 with bias -0.6: levels 0 and 1 blended by 167/256 (not 166/256)
+        {2, false, true, -0.6f, 0, 4, -0.11f, -0.07f, 1.25f, 0, 66.2773438f},
+        {2, false, true, -0.6f, 0, 4, -0.11f, -0.07f, 1.25f, 1, 65.234375f},
+        {2, false, true, -0.6f, 0, 4, 0.02f, -0.07f, 1.25f, 2, 0.65234375f},
+        {2, false, true, -0.6f, 0, 4, 0.02f, -0.07f, 1.25f, 3, 0.673828125f},
+    };
+    for (const Observed& o : observed) {
+      conf::texref::MipSampler ref;
+      const CUtexObject t =
+          mip_texture(ref, o.mode, o.linear, o.mip_linear, o.bias, o.min_lod, o.max_lod);
+      const std::vector<float> got = launch_float4("tex2d_lod", t, {o.u, o.v, o.lod, 0}, {}, 1);
+      INFO("mode ", o.mode, " at (", o.u, ", ", o.v, ") lod ", o.lod, " channel ", o.channel);
+      CHECK(got[static_cast<std::size_t>(o.channel)] == o.gpu);
+      CHECK(conf::texref::sample_lod(ref, o.u, o.v, o.lod)[static_cast<std::size_t>(o.channel)] ==
+            o.gpu);
     }
   }
 

@@ -1,9 +1,11 @@
 // A host reference of texture fetching as the CUDA C++ Programming Guide's "Texture Fetching"
 // appendix documents it, for the texture conformance tests: address modes (wrap and mirror on
 // normalized coordinates, clamp, border), point filtering (T[floor(x)]) and linear filtering
-// (x - 0.5, weights in 9-bit fixed point with 8 fractional bits, so the result matches a GPU's
-// bit for bit), element conversions (normalized integers, sRGB, half), missing channels as
-// (0, 0, 0, 1).
+// (x - 0.5 with 8-bit fractions), element conversions (normalized integers, sRGB, half), missing
+// channels as (0, 0, 0, 1). Where the documents leave the arithmetic open, the rules are what an
+// H200 returned (2026-11-27): the bilinear weights, one rounding of the exact sum (ties away from
+// zero), the mipmap level choice and the level fraction. Sums are taken in long double, exact for
+// the tests' texel values.
 #pragma once
 
 #include <algorithm>
@@ -83,7 +85,6 @@ inline Float4 at(const Sampler& s, long i, long j) {
   return s.texel(static_cast<int>(i), static_cast<int>(j));
 }
 
-/// The weight of fraction f in 1.8 fixed point.
 /// A cube map's face for direction (x, y, z), the Programming Guide's "Cubemap Textures" table:
 /// the largest component's axis and sign (ties to z, then y: an H200 samples +Y where
 /// |x| = |y| is the largest), the face coordinates (s, t) and the divisor m.
@@ -98,40 +99,76 @@ inline CubeSite cube_site(float x, float y, float z) {
   return {x >= 0 ? 0 : 1, x >= 0 ? -z : z, -y, ax};
 }
 
-inline float weight(double f) { return static_cast<float>(std::nearbyint(f * 256.0) / 256.0); }
+/// x rounded to float: to nearest, ties away from zero (how an H200 rounds a filtered sum).
+inline float round_away(long double x) {
+  const float nearest = static_cast<float>(x);  // ties to even
+  if (static_cast<long double>(nearest) == x) return nearest;
+  const bool above = x > static_cast<long double>(nearest);
+  const float other = std::nextafter(nearest, above ? INFINITY : -INFINITY);
+  const long double middle =
+      (static_cast<long double>(nearest) + static_cast<long double>(other)) / 2;
+  if (x != middle) return nearest;
+  return std::fabs(other) > std::fabs(nearest) ? other : nearest;
+}
 
-/// tex2D(u, v).
-inline Float4 sample(const Sampler& s, float u, float v) {
+/// The 2 x 2 texels of linear filtering at texel-space (x, y) and their weights in 1/256 steps:
+/// x - 1/2 and y - 1/2 rounded to 1/256 of a texel (ties up) give the texels (i, j) below and the
+/// fractions a, b; then w11 = ab / 256 rounded (ties up), w10 = a - w11, w01 = b - w11 and
+/// w00 = 256 - a - b + w11.
+struct Bilinear {
+  long i = 0, j = 0;
+  long w00 = 0, w10 = 0, w01 = 0, w11 = 0;
+};
+inline Bilinear bilinear(double x, double y) {
+  const auto fixed = [](double c, long& index) {
+    const auto steps = static_cast<long>(std::floor((c - 0.5) * 256.0 + 0.5));
+    index = static_cast<long>(std::floor(static_cast<double>(steps) / 256.0));
+    return steps - index * 256;
+  };
+  Bilinear out;
+  const long a = fixed(x, out.i), b = fixed(y, out.j);
+  out.w11 = static_cast<long>(std::floor(static_cast<double>(a * b) / 256.0 + 0.5));
+  out.w10 = a - out.w11;
+  out.w01 = b - out.w11;
+  out.w00 = 256 - a - b + out.w11;
+  return out;
+}
+
+/// 256 x tex2D(u, v), not rounded: the weighted sum of the texels (point filtering: 256 T).
+inline std::array<long double, 4> weighted(const Sampler& s, float u, float v) {
   const double x = texel_space(u, s.width, s.mode[0], s.normalized);
   const double y = texel_space(v, s.height, s.mode[1], s.normalized);
+  std::array<long double, 4> out{};
   if (!s.linear) {
-    return at(s, static_cast<long>(std::floor(x)), static_cast<long>(std::floor(y)));
+    const Float4 t = at(s, static_cast<long>(std::floor(x)), static_cast<long>(std::floor(y)));
+    for (int c = 0; c < 4; ++c) out[c] = 256.0L * t[c];
+    return out;
   }
-  const double xb = x - 0.5, yb = y - 0.5;
-  const long i = static_cast<long>(std::floor(xb)), j = static_cast<long>(std::floor(yb));
-  const float a = weight(xb - std::floor(xb)), b = weight(yb - std::floor(yb));
-  const Float4 t00 = at(s, i, j), t10 = at(s, i + 1, j), t01 = at(s, i, j + 1),
-               t11 = at(s, i + 1, j + 1);
-  Float4 out{};
+  const Bilinear b = bilinear(x, y);
+  const Float4 t00 = at(s, b.i, b.j), t10 = at(s, b.i + 1, b.j), t01 = at(s, b.i, b.j + 1),
+               t11 = at(s, b.i + 1, b.j + 1);
   for (int c = 0; c < 4; ++c) {
-    float acc = 0;
-    acc += (1 - a) * (1 - b) * t00[c];
-    acc += a * (1 - b) * t10[c];
-    acc += (1 - a) * b * t01[c];
-    acc += a * b * t11[c];
-    out[c] = acc;
+    out[c] = static_cast<long double>(b.w00) * t00[c] + static_cast<long double>(b.w10) * t10[c] +
+             static_cast<long double>(b.w01) * t01[c] + static_cast<long double>(b.w11) * t11[c];
   }
   return out;
 }
 
-/// tex2Dgather(u, v, comp): component comp of T[i, j+1], T[i+1, j+1], T[i+1, j], T[i, j] around
-/// (x - 0.5, y - 0.5).
+/// tex2D(u, v).
+inline Float4 sample(const Sampler& s, float u, float v) {
+  const std::array<long double, 4> w = weighted(s, u, v);
+  Float4 out{};
+  for (int c = 0; c < 4; ++c) out[c] = round_away(w[c] / 256);
+  return out;
+}
+
+/// tex2Dgather(u, v, comp): component comp of T[i, j+1], T[i+1, j+1], T[i+1, j], T[i, j], the
+/// texels linear filtering reads.
 inline Float4 gather(const Sampler& s, float u, float v, int comp) {
-  const double x = texel_space(u, s.width, s.mode[0], s.normalized) - 0.5;
-  const double y = texel_space(v, s.height, s.mode[1], s.normalized) - 0.5;
-  const long i = static_cast<long>(std::floor(x)), j = static_cast<long>(std::floor(y));
-  return {at(s, i, j + 1)[comp], at(s, i + 1, j + 1)[comp], at(s, i + 1, j)[comp],
-          at(s, i, j)[comp]};
+  const Bilinear b = bilinear(texel_space(u, s.width, s.mode[0], s.normalized),
+                              texel_space(v, s.height, s.mode[1], s.normalized));
+  return {at(s, b.i, b.j + 1)[comp], at(s, b.i + 1, b.j + 1)[comp], at(s, b.i + 1, b.j)[comp],
+          at(s, b.i, b.j)[comp]};
 }
 
 /// A mipmapped 2D texture: a Sampler per level (the same modes and filter) and the mipmap
@@ -143,33 +180,36 @@ struct MipSampler {
   unsigned max_anisotropy = 1;
 };
 
-/// The level of detail after mipmapLevelBias, minMipmapLevelClamp and maxMipmapLevelClamp, and
-/// within the levels.
-inline float clamp_lod(const MipSampler& m, float lod) {
-  lod += m.bias;
-  lod = std::max(lod, m.min_lod);
-  lod = std::min(lod, m.max_lod);
-  return std::clamp(lod, 0.0f, static_cast<float>(m.levels.size() - 1));
+/// The level of detail after mipmapLevelBias (counted in 1/512 steps, cut toward zero),
+/// minMipmapLevelClamp and maxMipmapLevelClamp, and within the levels.
+inline long double clamp_lod(const MipSampler& m, float lod) {
+  long double l = static_cast<long double>(lod) + std::trunc(m.bias * 512.0L) / 512;
+  if (!(l >= m.min_lod)) l = m.min_lod;
+  l = std::min<long double>(l, m.max_lod);
+  return std::clamp<long double>(l, 0, static_cast<long double>(m.levels.size() - 1));
 }
 
-/// tex2DLod(u, v, lod): the nearest level (point mipmap filter: OpenGL's rule, 0 up to 0.5, then
-/// ceil(lod + 0.5) - 1), or the two levels around lod blended by the fraction in 1.8 fixed point.
+/// tex2DLod(u, v, lod): level floor(lod + 1/2) (point mipmap filter), or, with lod rounded to
+/// 1/256 (ties up) as n + f / 256, (256 - f) x level n plus f x level n + 1, rounded once.
 inline Float4 sample_lod(const MipSampler& m, float u, float v, float lod) {
-  const float l = clamp_lod(m, lod);
-  const int last = static_cast<int>(m.levels.size()) - 1;
+  const long double l = clamp_lod(m, lod);
+  const long last = static_cast<long>(m.levels.size()) - 1;
   if (!m.mip_linear) {
-    const int level = l <= 0.5f ? 0 : static_cast<int>(std::ceil(l + 0.5f)) - 1;
-    return sample(m.levels[static_cast<std::size_t>(std::min(level, last))], u, v);
+    const long level = std::min(static_cast<long>(std::floor(l + 0.5L)), last);
+    return sample(m.levels[static_cast<std::size_t>(level)], u, v);
   }
-  const int lo = static_cast<int>(std::floor(l));
-  const float w = weight(l - std::floor(l));
-  if (lo >= last) return sample(m.levels[static_cast<std::size_t>(last)], u, v);
-  const Float4 a = sample(m.levels[static_cast<std::size_t>(lo)], u, v);
-  if (w == 0.0f) return a;
-  const Float4 b = sample(m.levels[static_cast<std::size_t>(lo) + 1], u, v);
-  if (w == 1.0f) return b;
+  const auto steps = static_cast<long>(std::floor(l * 256 + 0.5L));
+  const long lo = steps / 256, f = steps % 256;
+  if (lo >= last || f == 0) {
+    return sample(m.levels[static_cast<std::size_t>(std::min(lo, last))], u, v);
+  }
+  const auto a = weighted(m.levels[static_cast<std::size_t>(lo)], u, v);
+  const auto b = weighted(m.levels[static_cast<std::size_t>(lo) + 1], u, v);
   Float4 out{};
-  for (int c = 0; c < 4; ++c) out[c] = (1.0f - w) * a[c] + w * b[c];
+  for (int c = 0; c < 4; ++c) {
+    out[c] = round_away(
+        (static_cast<long double>(256 - f) * a[c] + static_cast<long double>(f) * b[c]) / 65536);
+  }
   return out;
 }
 
