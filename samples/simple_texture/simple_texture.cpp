@@ -1,8 +1,8 @@
 // simple_texture: NVIDIA's simpleTextureDrv with cuwrap. An image is read through a texture
 // object (cuwrap::texture_object: normalized coordinates, wrap addressing, linear filtering, as
 // the original) and rotated by an angle around its centre; the result is checked against a host
-// reference of the texture unit's rules (bilinear weights in 1.8 fixed point), pixel by pixel
-// within the original's tolerance. The original reads lena_bw.pgm into a CUDA array; this port
+// reference of the texture unit's rules (bilinear weights in 1/256 steps), pixel by pixel within
+// the original's tolerance. The original reads lena_bw.pgm into a CUDA array; this port
 // copies a synthetic image into a CUDA array (cuwrap::array, cuwrap::copy_3d) the same way.
 //
 //   simple_texture [--width=W] [--height=H] [--angle=RADIANS] [--kernels=DIR]
@@ -17,20 +17,25 @@
 namespace {
 
 // What tex2D<float> returns for (u, v) on a width x height image with normalized coordinates,
-// wrap addressing and linear filtering (CUDA C++ Programming Guide, "Texture Fetching").
+// wrap addressing and linear filtering (CUDA C++ Programming Guide, "Texture Fetching"): the
+// fractions a, b of x - 0.5 and y - 0.5 in 1/256 steps, and the texel weights in 1/256 steps as
+// a GPU rounds them (w11 = ab / 256 rounded, the other three what is left of a, b and 256).
 float reference(const std::vector<float>& img, int w, int h, float u, float v) {
   const auto texel = [&](long x, long y) {
     x = ((x % w) + w) % w;
     y = ((y % h) + h) % h;
-    return img[static_cast<std::size_t>(y * w + x)];
+    return static_cast<double>(img[static_cast<std::size_t>(y * w + x)]);
   };
-  const double x = (u - std::floor(u)) * static_cast<double>(w) - 0.5;
-  const double y = (v - std::floor(v)) * static_cast<double>(h) - 0.5;
-  const long i = static_cast<long>(std::floor(x)), j = static_cast<long>(std::floor(y));
-  const auto a = static_cast<float>(std::nearbyint((x - std::floor(x)) * 256) / 256);
-  const auto b = static_cast<float>(std::nearbyint((y - std::floor(y)) * 256) / 256);
-  return (1 - a) * (1 - b) * texel(i, j) + a * (1 - b) * texel(i + 1, j) +
-         (1 - a) * b * texel(i, j + 1) + a * b * texel(i + 1, j + 1);
+  const auto steps = [](double c) { return std::lround(std::floor((c - 0.5) * 256 + 0.5)); };
+  const long x = steps((u - std::floor(u)) * static_cast<double>(w));
+  const long y = steps((v - std::floor(v)) * static_cast<double>(h));
+  const long i = x >> 8, j = y >> 8, a = x & 255, b = y & 255;
+  const long w11 = (a * b + 128) >> 8;
+  const double sum = static_cast<double>(256 - a - b + w11) * texel(i, j) +
+                     static_cast<double>(a - w11) * texel(i + 1, j) +
+                     static_cast<double>(b - w11) * texel(i, j + 1) +
+                     static_cast<double>(w11) * texel(i + 1, j + 1);
+  return static_cast<float>(sum / 256);
 }
 
 }  // namespace

@@ -577,6 +577,90 @@ TEST_SUITE("external memory and semaphores") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuMemFree_v2(out));
   }
 
+  TEST_CASE_FIXTURE(ExternalTest,
+                    "cuGraphAddNode, cuGraphNodeSetParams and cuGraphExecNodeSetParams take "
+                    "external semaphore nodes") {
+    // The generic node functions accept the extSemSignal and extSemWait members of
+    // CUgraphNodeParams with the rules of the dedicated functions.
+    const auto& g = swcu::test::gr();
+    const TimelineSemaphore timeline;
+    std::uint64_t* const word = timeline.word;
+    CUexternalSemaphore sem = timeline.sem;
+    CUgraph graph = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphCreate(&graph, 0));
+
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+    wp.params.fence.value = 2;
+    CUgraphNodeParams wait{};
+    wait.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT;
+    wait.extSemWait = {&sem, &wp, 1};
+    CUgraphNode wait_node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphAddNode(&wait_node, graph, nullptr, nullptr, 0, &wait));
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+    sp.params.fence.value = 4;
+    CUgraphNodeParams signal{};
+    signal.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
+    signal.extSemSignal = {&sem, &sp, 1};
+    CUgraphNode signal_node = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(
+        g.cuGraphAddNode(&signal_node, graph, &wait_node, nullptr, 1, &signal));
+    CUgraphNodeType type{};
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(wait_node, &type));
+    CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT);
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
+    REQUIRE(got.numExtSems == 1);
+    CHECK(got.extSemArray[0] == sem);
+    CHECK(got.paramsArray[0].params.fence.value == 4);
+
+    // Bad parameters are refused as the dedicated functions refuse them, and add nothing.
+    CUgraphNode bad = nullptr;
+    CUgraphNodeParams none = signal;
+    none.extSemSignal.numExtSems = 0;
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddNode(&bad, graph, nullptr, nullptr, 0, &none),
+                           CUDA_ERROR_INVALID_VALUE);
+    CUexternalSemaphore stale = reinterpret_cast<CUexternalSemaphore>(&wp);
+    CUgraphNodeParams stale_wait = wait;
+    stale_wait.extSemWait.extSemArray = &stale;
+    SWCU_TEST_CHECK_RESULT(g.cuGraphAddNode(&bad, graph, nullptr, nullptr, 0, &stale_wait),
+                           CUDA_ERROR_INVALID_VALUE);
+    CHECK(swcu::test::nodes_of(graph).size() == 2);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphNodeSetParams(signal_node, &stale_wait),
+                           CUDA_ERROR_INVALID_VALUE);  // a wait's parameters on a signal node
+
+    // cuGraphNodeSetParams: the graph now signals 6.
+    sp.params.fence.value = 6;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeSetParams(signal_node, &signal));
+    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
+    CHECK(got.paramsArray[0].params.fence.value == 6);
+
+    CUgraphExec exec = nullptr;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphInstantiate(&exec, graph, 0));
+    const CUstream stream = create_stream();
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(stream), CUDA_ERROR_NOT_READY);  // waits for 2
+    std::atomic_ref<std::uint64_t>(*word).store(2, std::memory_order_release);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    CHECK(*word == 6);
+
+    // cuGraphExecNodeSetParams: the executable graph waits for 8 and signals 11.
+    wp.params.fence.value = 8;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecNodeSetParams(exec, wait_node, &wait));
+    sp.params.fence.value = 11;
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecNodeSetParams(exec, signal_node, &signal));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphLaunch(exec, stream));
+    SWCU_TEST_CHECK_RESULT(cu.cuStreamQuery(stream), CUDA_ERROR_NOT_READY);  // 6 < 8
+    std::atomic_ref<std::uint64_t>(*word).store(8, std::memory_order_release);
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
+    CHECK(*word == 11);
+    SWCU_TEST_CHECK_RESULT(g.cuGraphExecNodeSetParams(exec, signal_node, &none),
+                           CUDA_ERROR_INVALID_VALUE);
+
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphExecDestroy(exec));
+    SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphDestroy(graph));
+    SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamDestroy_v2(stream));
+  }
+
   TEST_CASE_FIXTURE(ExternalTest, "a capture records semaphore signals and waits as graph nodes") {
     // A capturing stream records cuWaitExternalSemaphoresAsync and
     // cuSignalExternalSemaphoresAsync as CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT and _SIGNAL nodes

@@ -8,6 +8,7 @@
 
 #include "graph/copy_nodes.hpp"
 #include "graph/exec_internal.hpp"
+#include "graph/ext_semaphore_nodes.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/memop_nodes.hpp"
 
@@ -451,6 +452,8 @@ CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                   p.memOp.flags};
             return swcu::update_exec_memops(s, n, m);
           }
+          case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+          case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return swcu::set_ext_semaphore_node(s, n, p);
           // cuda.h (cuGraphExecUpdate): "Conditional nodes: Changing node parameters is not
           // supported"; the nodes of its bodies change by the rules of their kinds.
           case CU_GRAPH_NODE_TYPE_CONDITIONAL: return CUDA_ERROR_NOT_SUPPORTED;

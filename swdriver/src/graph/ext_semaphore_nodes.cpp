@@ -106,6 +106,17 @@ bool holds(const SemaphoreStep& step) {
 
 }  // namespace
 
+CUresult set_ext_semaphore_node(State& s, Node& n, const CUgraphNodeParams& p) {
+  if (n.type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL) {
+    const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS v1{p.extSemSignal.extSemArray, p.extSemSignal.paramsArray,
+                                             p.extSemSignal.numExtSems};
+    return set_params(s, n, &v1, true);
+  }
+  const CUDA_EXT_SEM_WAIT_NODE_PARAMS v1{p.extSemWait.extSemArray, p.extSemWait.paramsArray,
+                                         p.extSemWait.numExtSems};
+  return set_params(s, n, &v1, false);
+}
+
 bool semaphores_ready(const Node& n) {
   const auto& steps = n.as<ExtSemNode>().steps;
   return std::all_of(steps.begin(), steps.end(), holds);

@@ -6,6 +6,11 @@
 
 namespace swcu {
 
+/// Checks the external semaphore part of `p` (extSemSignal or extSemWait, by `n`'s type) as
+/// cuGraphAddExternalSemaphoresSignalNode/WaitNode do and sets node `n` from it: the generic
+/// node functions' (cuGraphAddNode, cuGraphNodeSetParams, cuGraphExecNodeSetParams) way in.
+[[nodiscard]] CUresult set_ext_semaphore_node(State& s, Node& n, const CUgraphNodeParams& p);
+
 /// Whether every semaphore of wait node `n` can be taken now (its stream operation's
 /// Op::ready, sched.hpp).
 [[nodiscard]] bool semaphores_ready(const Node& n);

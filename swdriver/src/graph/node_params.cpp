@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "graph/copy_nodes.hpp"
+#include "graph/ext_semaphore_nodes.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/memop_nodes.hpp"
 #include "module/module.hpp"
@@ -341,6 +342,8 @@ CUresult from_union(State& s, Graph& g, Node& n, CUgraphNodeParams& p, bool addi
                                             p.memOp.flags};
       return set_memop_node(s, n, m);
     }
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return set_ext_semaphore_node(s, n, p);
     default: break;
   }
   if (!adding) return CUDA_ERROR_NOT_SUPPORTED;
@@ -360,8 +363,6 @@ CUresult from_union(State& s, Graph& g, Node& n, CUgraphNodeParams& p, bool addi
     }
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return make_free(g, p.free.dptr, n.as<FreeNode>());
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: return make_conditional(s, g, n, p.conditional);
-    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
-    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return CUDA_ERROR_NOT_SUPPORTED;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
