@@ -37,7 +37,15 @@ struct memory_location {
   }
   /// As the driver's struct.
   [[nodiscard]] CUmemLocation native() const noexcept { return CUmemLocation{type, id}; }
-  friend constexpr bool operator==(memory_location, memory_location) noexcept = default;
+  /// Whether `id` means something for this type (a device ordinal, a NUMA node): cuda.h says
+  /// the driver's id "should be ignored" for the others, which a driver may fill with anything.
+  [[nodiscard]] constexpr bool has_id() const noexcept {
+    return type == CU_MEM_LOCATION_TYPE_DEVICE || type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  }
+  /// The same place: the same type, and the same id where the type has one.
+  friend constexpr bool operator==(memory_location a, memory_location b) noexcept {
+    return a.type == b.type && (!a.has_id() || a.id == b.id);
+  }
 };
 
 /// Which streams may access managed memory at first (CU_MEM_ATTACH_*).

@@ -209,6 +209,22 @@ TEST_SUITE("memory") {
     CHECK(info.type == cuwrap::memory_type::managed);
   }
 
+  TEST_CASE("memory locations compare ids only where the type has one") {
+    // cuda.h (CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID): for a host location "the id
+    // should be ignored"; a driver may report any id with it.
+    constexpr cuwrap::memory_location host_any{CU_MEM_LOCATION_TYPE_HOST, -1};
+    CHECK(host_any == cuwrap::memory_location::host());
+    CHECK_FALSE(host_any.has_id());
+    CHECK(cuwrap::memory_location{CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 3} ==
+          cuwrap::memory_location{CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0});
+    CHECK(cuwrap::memory_location::host_numa(0) != cuwrap::memory_location::host_numa(1));
+    CHECK(cuwrap::memory_location{CU_MEM_LOCATION_TYPE_DEVICE, 0} !=
+          cuwrap::memory_location{CU_MEM_LOCATION_TYPE_DEVICE, 1});
+    CHECK(cuwrap::memory_location::host() != cuwrap::memory_location::host_numa(0));
+    CHECK(cuwrap::memory_location{CU_MEM_LOCATION_TYPE_DEVICE, 0} !=
+          cuwrap::memory_location::host());
+  }
+
   TEST_CASE_FIXTURE(sw_fixture, "pitched memory round-trips through 2D copies") {
     current_primary p;
     constexpr std::size_t width = 7, height = 5;
