@@ -13,19 +13,21 @@
 //   linear. Missing channels read as (0, 0, 0, 1).
 // - Cubemap coordinates pick a face by their largest component (face = 2 axis + sign) and
 //   (s / m + 1) / 2, (t / m + 1) / 2 in it. Without CU_TRSF_SEAMLESS_CUBEMAP a face's texel
-//   indices clamp to the face; with it, a texel one step outside the face is the texel of the
-//   adjacent face at that place on the cube, and the texel outside both edges at a corner is the
-//   average of the three texels that meet there (ARB_seamless_cube_map's recommended rule).
+//   indices follow the address mode within the face (wrap, mirror, clamp, border); with it, a texel
+//   one step outside the face is the texel of the adjacent face at that place on the cube, and the
+//   texel outside both edges at a corner is the average of the three texels that meet there
+//   (ARB_seamless_cube_map's recommended rule).
 // - Level of detail (mipmapped textures): 0 without a mode, the operand for .level, log2 of the
 //   longer gradient in level-0 texels for .grad (OpenGL's rho, the PTX ISA's "partials"); then
 //   + mipmapLevelBias, clamped to [minMipmapLevelClamp, maxMipmapLevelClamp] and to the levels.
 //   A point mipmap filter takes level floor(lod + 1/2); a linear one blends floor(lod) and the
 //   next level by the fraction in 1/256 steps (sample_at()).
-// - What an H200 returned decided every rule above that the documents leave open (2026-11-27):
-//   its bilinear results, level choices and level fractions are the ones here bit for bit. Its
-//   blend of two linearly filtered levels is not: each level's weights there round in a way
-//   two observed samples did not settle, and results differ from these by about 1/256 of the
-//   texels' spread.
+// - Where the documents leave the arithmetic open, an H200's results decided (2026-11-27): its
+//   bilinear results, level choices, level fractions and non-seamless cube results are the ones
+//   here bit for bit. Three things differ from it: the blend of two linearly filtered levels
+//   (each level's weights round there in a way two observed samples did not settle; about
+//   1/256 of the texels' spread), seamless cube edges (about 0.011 in 5 of 6 samples) and
+//   anisotropic filtering (below).
 // - Anisotropic filtering (maxAnisotropy > 1, .grad only) as EXT_texture_filter_anisotropic
 //   describes it: with Px, Py the gradients' lengths in texels, N = min(ceil(Pmax / Pmin),
 //   maxAnisotropy) probes at P + (i / (N + 1) - 1/2) dP_major (i = 1..N), each sampled at level of
@@ -193,10 +195,17 @@ Texel texel_at(const Site& s, const std::int64_t* idx, bool& inside) {
     const auto at = [&](unsigned face, std::int64_t x, std::int64_t y) {
       return fetch(s.tx, s.lv, x, y, s.slice_base + face);
     };
-    if (!s.tx.seamless_cube || (!out_i && !out_j)) {
-      return at(s.face, std::clamp<std::int64_t>(i, 0, w - 1),
-                std::clamp<std::int64_t>(j, 0, w - 1));
+    if (!s.tx.seamless_cube) {
+      // Without seamless filtering the texture's address mode applies within the face: an H200
+      // wrapped a footprint across a face's edge to the face's other side under wrap mode.
+      if (!wrap_index(i, w, s.tx.address_mode[0], true) ||
+          !wrap_index(j, w, s.tx.address_mode[1], true)) {
+        inside = false;
+        return border_texel(s.tx);
+      }
+      return at(s.face, i, j);
     }
+    if (!out_i && !out_j) return at(s.face, i, j);
     const std::int64_t ci = std::clamp<std::int64_t>(i, 0, w - 1);
     const std::int64_t cj = std::clamp<std::int64_t>(j, 0, w - 1);
     unsigned f1 = s.face;

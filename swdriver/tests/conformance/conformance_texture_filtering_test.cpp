@@ -185,10 +185,11 @@ float nearest_elsewhere(int face, int i, int j) {
 }
 
 // texCubemap with linear filtering: the face and (s / m + 1) / 2, (t / m + 1) / 2 in it, the
-// 2 x 2 texels around them; outside the face the texel clamps (not seamless) or is the nearest
-// texel of the cube (seamless), the one outside both edges the average of the three texels at
-// that corner (ARB_seamless_cube_map).
-float cube_reference(float x, float y, float z, bool seamless) {
+// 2 x 2 texels around them; outside the face the texel index wraps or clamps within the face by
+// the address mode (not seamless: an H200 wraps under wrap mode) or is the nearest texel of the
+// cube (seamless), the one outside both edges the average of the three texels at that corner
+// (ARB_seamless_cube_map).
+float cube_reference(float x, float y, float z, bool seamless, bool wrap) {
   const auto [face, s, t, m] = conf::texref::cube_site(x, y, z);
   const conf::texref::Bilinear b = conf::texref::bilinear(
       static_cast<double>((s / m + 1) / 2) * kCube, static_cast<double>((t / m + 1) / 2) * kCube);
@@ -197,6 +198,10 @@ float cube_reference(float x, float y, float z, bool seamless) {
     const bool out_i = ci != i, out_j = cj != j;
     const int fi = static_cast<int>(i), fj = static_cast<int>(j);
     const int ki = static_cast<int>(ci), kj = static_cast<int>(cj);
+    if (!seamless && wrap) {
+      return cube_value(face, static_cast<int>((i + kCube) % kCube),
+                        static_cast<int>((j + kCube) % kCube));
+    }
     if (!seamless || (!out_i && !out_j)) return cube_value(face, ki, kj);
     if (out_i != out_j) return nearest_elsewhere(face, fi, fj);
     return (cube_value(face, ki, kj) + nearest_elsewhere(face, fi, kj) +
@@ -414,31 +419,53 @@ TEST_SUITE("conformance") {
         }
       }
     }
-    for (const bool seamless : {false, true}) {
+    const auto cube_texture = [&](bool seamless, CUaddress_mode mode) {
       CUDA_RESOURCE_DESC res{};
       res.resType = CU_RESOURCE_TYPE_ARRAY;
       res.res.array.hArray = cube;
       CUDA_TEXTURE_DESC tex{};
+      tex.addressMode[0] = tex.addressMode[1] = tex.addressMode[2] = mode;
       tex.filterMode = CU_TR_FILTER_MODE_LINEAR;
       tex.flags = CU_TRSF_NORMALIZED_COORDINATES | (seamless ? CU_TRSF_SEAMLESS_CUBEMAP : 0u);
       CUtexObject t = 0;
       SWCU_TEST_REQUIRE_SUCCESS(swcu::test::tex().cuTexObjectCreate(&t, &res, &tex, nullptr));
       objects.push_back(t);
-      std::vector<float> want;
-      for (std::size_t k = 0; k < at.size(); k += 4) {
-        want.push_back(cube_reference(at[k], at[k + 1], at[k + 2], seamless));
-      }
-      const std::size_t n = want.size();
-      const CUdeviceptr dat = upload(at), dout = zeros<float>(n, -99.0f);
+      return t;
+    };
+    const auto sample_cube = [&](CUtexObject t, const std::vector<float>& where) {
+      const std::size_t n = where.size() / 4;
+      const CUdeviceptr dat = upload(where), dout = zeros<float>(n, -99.0f);
       run(function(load_ptx("texture"), "tex_cube"), {static_cast<unsigned>((n + 63) / 64)}, {64},
           0, t, dat, dout, static_cast<int>(n));
-      conf::expect_equal(download<float>(dout, n), want,
-                         seamless ? "seamless texCubemap" : "texCubemap, faces clamped");
+      return download<float>(dout, n);
+    };
+    struct Kind {
+      bool seamless;
+      CUaddress_mode mode;
+      const char* what;
+    };
+    for (const Kind k : {Kind{false, CU_TR_ADDRESS_MODE_WRAP, "texCubemap, wrap within faces"},
+                         Kind{false, CU_TR_ADDRESS_MODE_CLAMP, "texCubemap, faces clamped"},
+                         Kind{true, CU_TR_ADDRESS_MODE_WRAP, "seamless texCubemap"}}) {
+      std::vector<float> want;
+      for (std::size_t i = 0; i < at.size(); i += 4) {
+        want.push_back(cube_reference(at[i], at[i + 1], at[i + 2], k.seamless,
+                                      k.mode == CU_TR_ADDRESS_MODE_WRAP));
+      }
+      conf::expect_equal(sample_cube(cube_texture(k.seamless, k.mode), at), want, k.what);
     }
+    // What an H200 returned (2026-11-27) on the wrap texture where |x| = |y| is the largest
+    // component: the +Y face, its footprint wrapping from the last column to the first.
+    const std::vector<float> ties = {1.7f, 1.7f, 1.6983f, 0, 1.7f, 1.7f, 1.581f, 0,
+                                     1.7f, 1.7f, 1.377f,  0, 1.7f, 1.7f, 0.0f,   0,
+                                     1.7f, 1.7f, -0.68f,  0, 1.7f, 1.7f, -1.36f, 0};
+    const std::vector<float> gpu = {17.7646484f, 18.2773438f, 19.1708984f,
+                                    17.75f,      16.7490234f, 16.2558594f};
+    CHECK(sample_cube(cube_texture(false, CU_TR_ADDRESS_MODE_WRAP), ties) == gpu);
     // One by hand: the centre of the edge between +X and -Z (direction (1, 0, -1)) on the
-    // seamless texture reads +X (the tie goes to x) at s = 1: half its last column, half the first
-    // column of -Z (-Z's s = -x = -1), rows 1 and 2 of each.
-    const float edge = cube_reference(1.0f, 0.0f, -1.0f, true);
+    // seamless texture: half the last column of +X, half the first column of -Z (-Z's
+    // s = -x = -1), rows 1 and 2 of each (the tie picks -Z; the four texels are the same).
+    const float edge = cube_reference(1.0f, 0.0f, -1.0f, true, true);
     const float by_hand = 0.25f * (cube_value(0, 3, 1) + cube_value(0, 3, 2)) +
                           0.25f * (cube_value(5, 0, 1) + cube_value(5, 0, 2));
     CHECK(edge == doctest::Approx(by_hand));
