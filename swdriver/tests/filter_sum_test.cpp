@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 
 namespace {
 
@@ -73,6 +74,44 @@ TEST_CASE("filter_sum: zero, infinities, NaN and overflow") {
   }
   cancel.add(0.5f, 2);
   CHECK(cancel.result(0) == 1.0f);
+}
+
+// x rounded to float, ties away from zero, by comparing with the neighbours (x exact).
+float round_away(long double x) {
+  const float nearest = static_cast<float>(x);
+  const float other =
+      std::nextafter(nearest, x > static_cast<long double>(nearest) ? INFINITY : -INFINITY);
+  const long double middle =
+      (static_cast<long double>(nearest) + static_cast<long double>(other)) / 2;
+  if (x != middle) return nearest;
+  return std::fabs(other) > std::fabs(nearest) ? other : nearest;
+}
+
+TEST_CASE("filter_sum: random sums agree with an exact long double reference") {
+  // Values k 2^e with |k| <= 2^16 and -20 <= e <= 0, weights below 2^16: a sum of 8 terms spans
+  // at most 2^-20..2^35, exact in a long double's 64-bit significand, so rounding it once is the
+  // right answer.
+  std::mt19937 rng{20261127};
+  std::uniform_int_distribution<int> integer{-65536, 65536};
+  std::uniform_int_distribution<int> exponent{-20, 0};
+  std::uniform_int_distribution<std::uint32_t> weight{0, 65535};
+  int ties = 0;
+  for (int round = 0; round < 20000; ++round) {
+    FilterSum sum;
+    long double exact = 0;
+    const bool small = round % 3 == 0;  // weights of 1..3: ties become likely
+    for (int k = 0; k < 8; ++k) {
+      const float v = std::ldexp(static_cast<float>(integer(rng)), exponent(rng));
+      const std::uint32_t w = small ? weight(rng) % 3 + 1 : weight(rng);
+      sum.add(v, w);
+      exact += static_cast<long double>(v) * w;
+    }
+    const long double divided = exact / 65536;
+    const float want = round_away(divided);
+    if (want != static_cast<float>(divided)) ++ties;  // round-to-even goes the other way
+    REQUIRE(std::bit_cast<std::uint32_t>(sum.result(16)) == std::bit_cast<std::uint32_t>(want));
+  }
+  CHECK(ties > 0);
 }
 
 }  // namespace
