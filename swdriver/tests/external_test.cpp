@@ -91,6 +91,14 @@ struct ExternalTest : swcu::test::ModuleTest {
     p.params.fence.value = value;
     return cu.cuWaitExternalSemaphoresAsync(&sem, &p, 1, stream);
   }
+  // Checks that graph node `node` signals `sem` alone, with `value`.
+  static void expect_signal_node(CUgraphNode node, CUexternalSemaphore sem, std::uint64_t value) {
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
+    SWCU_TEST_REQUIRE_SUCCESS(swcu::test::gr().ext_signal_params(node, &got));
+    REQUIRE(got.numExtSems == 1);
+    CHECK(got.extSemArray[0] == sem);
+    CHECK(got.paramsArray[0].params.fence.value == value);
+  }
 };
 
 }  // namespace
@@ -477,12 +485,9 @@ TEST_SUITE("external memory and semaphores") {
     CUgraphNodeType type{};
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(signal_node, &type));
     CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL);
-    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
-    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
-    REQUIRE(got.numExtSems == 1);
-    CHECK(got.extSemArray[0] == sem);
-    CHECK(got.paramsArray[0].params.fence.value == 5);
+    expect_signal_node(signal_node, sem, 5);
     // Bad parameters: none, a stale semaphore, a getter on another kind.
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
     CUgraphNode bad = nullptr;
     CUDA_EXT_SEM_WAIT_NODE_PARAMS empty{&sem, &wp, 0};
     SWCU_TEST_CHECK_RESULT(g.add_ext_wait(&bad, graph, nullptr, 0, &empty),
@@ -513,8 +518,7 @@ TEST_SUITE("external memory and semaphores") {
     SWCU_TEST_REQUIRE_SUCCESS(cu.cuStreamSynchronize(stream));
     CHECK(*word == 9);
     // The graph's own node kept 5 (the executable copy changed, not the graph).
-    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
-    CHECK(got.paramsArray[0].params.fence.value == 5);
+    expect_signal_node(signal_node, sem, 5);
     // Setting the wait node of the graph: a re-instantiated graph waits for 20.
     wp.params.fence.value = 20;
     SWCU_TEST_REQUIRE_SUCCESS(g.set_ext_wait(wait_node, &wait));
@@ -607,11 +611,7 @@ TEST_SUITE("external memory and semaphores") {
     CUgraphNodeType type{};
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetType(wait_node, &type));
     CHECK(type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT);
-    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
-    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
-    REQUIRE(got.numExtSems == 1);
-    CHECK(got.extSemArray[0] == sem);
-    CHECK(got.paramsArray[0].params.fence.value == 4);
+    expect_signal_node(signal_node, sem, 4);
 
     // Bad parameters are refused as the dedicated functions refuse them, and add nothing.
     CUgraphNode bad = nullptr;
@@ -631,8 +631,7 @@ TEST_SUITE("external memory and semaphores") {
     // cuGraphNodeSetParams: the graph now signals 6.
     sp.params.fence.value = 6;
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeSetParams(signal_node, &signal));
-    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(signal_node, &got));
-    CHECK(got.paramsArray[0].params.fence.value == 6);
+    expect_signal_node(signal_node, sem, 6);
 
     CUgraphExec exec = nullptr;
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphInstantiate(&exec, graph, 0));
@@ -690,11 +689,7 @@ TEST_SUITE("external memory and semaphores") {
     SWCU_TEST_REQUIRE_SUCCESS(g.cuGraphNodeGetDependencies(nodes[1], &dep, nullptr, &count));
     CHECK(count == 1);
     CHECK(dep == nodes[0]);
-    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS got{};
-    SWCU_TEST_REQUIRE_SUCCESS(g.ext_signal_params(nodes[1], &got));
-    REQUIRE(got.numExtSems == 1);
-    CHECK(got.extSemArray[0] == sem);
-    CHECK(got.paramsArray[0].params.fence.value == 5);
+    expect_signal_node(nodes[1], sem, 5);
     CUDA_EXT_SEM_WAIT_NODE_PARAMS wait_got{};
     SWCU_TEST_REQUIRE_SUCCESS(g.ext_wait_params(nodes[0], &wait_got));
     CHECK(wait_got.paramsArray[0].params.fence.value == 1);
