@@ -235,12 +235,6 @@ Texel texel_at(const Site& s, const std::int64_t* idx) {
   return texel_at(s, idx, inside);
 }
 
-// The integer weights (1/256 steps) of linear filtering's 2^dims texels around x - 0.5, x the
-// texel-space coordinate: x rounds to 1/256 of a texel (ties up), which gives the texel below
-// and the fractions a, b, c; the weights are a 1D pair, or the 2D rule an H200 follows
-// (2026-11-27: w11 = a b / 256 rounded, ties up; w10 = a - w11, w01 = b - w11,
-// w00 = 256 - a - b + w11, so they always sum to 256), and in 3D each of those split by c the
-// same way (assumed: volumes were not compared on a GPU).
 // Coordinate i of c in texels of the site's level, within 2^40 texels of the origin (far outside
 // any texture, where every address mode reads what it reads at the edge; NaN reads the far
 // negative side).
@@ -251,6 +245,12 @@ double texel_coordinate(const Site& s, const float* c, unsigned i) {
   return x > -kFar ? std::min(x, kFar) : -kFar;
 }
 
+// The integer weights (1/256 steps) of linear filtering's 2^dims texels around x - 0.5, x the
+// texel-space coordinate: x rounds to 1/256 of a texel (ties up), which gives the texel below
+// and the fractions a, b, c; the weights are a 1D pair, or the 2D rule an H200 follows
+// (2026-11-27: w11 = a b / 256 rounded, ties up; w10 = a - w11, w01 = b - w11,
+// w00 = 256 - a - b + w11, so they always sum to 256), and in 3D each of those split by c the
+// same way (assumed: volumes were not compared on a GPU).
 struct Footprint {
   std::int64_t base[3] = {};
   std::uint32_t weight[8] = {};
