@@ -26,7 +26,7 @@
 //   bilinear results, level choices, level fractions and non-seamless cube results are the ones
 //   here bit for bit. Three things differ from it: the blend of two linearly filtered levels
 //   (each level's weights round there in a way two observed samples did not settle; about
-//   1/256 of the texels' spread), seamless cube edges (about 0.011 in 5 of 6 samples) and
+//   1/256 of the texels' spread), seamless cube edges (about 0.011 in 4 of 6 samples) and
 //   anisotropic filtering (below).
 // - Anisotropic filtering (maxAnisotropy > 1, .grad only) as EXT_texture_filter_anisotropic
 //   describes it: with Px, Py the gradients' lengths in texels, N = min(ceil(Pmax / Pmin),
