@@ -59,12 +59,13 @@ struct ArrayTextures : Conformance {
             std::size_t slices, bool to_array) {
     copy(a, static_cast<void*>(const_cast<float*>(host)), row_bytes, rows, slices, to_array);
   }
-  CUtexObject texture(CUarray a, bool normalized) {
+  CUtexObject texture(CUarray a, bool normalized, bool linear = false) {
     CUDA_RESOURCE_DESC res{};
     res.resType = CU_RESOURCE_TYPE_ARRAY;
     res.res.array.hArray = a;
     CUDA_TEXTURE_DESC tex{};
     tex.addressMode[0] = tex.addressMode[1] = tex.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
+    tex.filterMode = linear ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
     tex.flags = normalized ? CU_TRSF_NORMALIZED_COORDINATES : 0u;
     CUtexObject t = 0;
     SWCU_TEST_REQUIRE_SUCCESS(swcu::test::tex().cuTexObjectCreate(&t, &res, &tex, nullptr));
@@ -93,6 +94,21 @@ struct ArrayTextures : Conformance {
 
 float value(std::size_t i) { return static_cast<float>(i % 251) * 0.5f - 17.0f; }
 
+// Coordinate c (unnormalized, clamp) as linear filtering reads it: c - 1/2 rounded to 1/256 of
+// a texel (ties up), the texel below it clamped to [0, n), the one above, and the fraction.
+struct Taps {
+  std::size_t lo = 0, hi = 0;
+  long frac = 0;
+};
+Taps taps(float c, std::size_t n) {
+  const auto steps = static_cast<long>(std::floor((static_cast<double>(c) - 0.5) * 256 + 0.5));
+  const long below = static_cast<long>(std::floor(static_cast<double>(steps) / 256));
+  const auto clamp = [n](long i) {
+    return static_cast<std::size_t>(std::clamp(i, 0L, static_cast<long>(n) - 1));
+  };
+  return {clamp(below), clamp(below + 1), steps - below * 256};
+}
+
 TEST_SUITE("conformance") {
   TEST_CASE_FIXTURE(ArrayTextures,
                     "conformance.texture: tex2DLayered and tex3D read their layer and slice") {
@@ -120,6 +136,60 @@ TEST_SUITE("conformance") {
     }
     sample("tex_layered", layered, at, want_layered, "tex2DLayered");
     sample("tex_3d", volume, at, want_volume, "tex3D");
+  }
+
+  TEST_CASE_FIXTURE(ArrayTextures,
+                    "conformance.texture: tex1D and tex3D linear filtering weigh texels in 1/256 "
+                    "steps") {
+    // 1D: (256 - a) T[i] + a T[i + 1]. 3D: the 2D weights (w11 = ab / 256 rounded, ties up; the
+    // others what is left of a, b and 256), each split by c the same way; the exact sum rounded
+    // once, ties away from zero.
+    constexpr std::size_t n = 37, w = 5, h = 4, d = 3;
+    std::vector<float> line(n), data(w * h * d);
+    for (std::size_t i = 0; i < n; ++i) line[i] = value(7 * i) / 3.0f;
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = value(13 * i) / 7.0f;
+    const CUtexObject t1 = texture(array(n, 0, 0, 0, line), false, true);
+    const CUtexObject t3 = texture(array(w, h, d, 0, data), false, true);
+
+    std::vector<float> at1, want1;
+    for (float x = -1.0f; x < static_cast<float>(n) + 1.0f; x += 0.3173f) {
+      at1.push_back(x);
+      const Taps t = taps(x, n);
+      want1.push_back(
+          conf::texref::round_away((static_cast<long double>(256 - t.frac) * line[t.lo] +
+                                    static_cast<long double>(t.frac) * line[t.hi]) /
+                                   256));
+    }
+    const CUdeviceptr dat = upload(at1), dout = zeros<float>(at1.size(), -99.0f);
+    run(function(load_ptx("texture"), "tex1d_sample"),
+        {static_cast<unsigned>(at1.size() + 63) / 64}, {64}, 0, t1, dat, dout,
+        static_cast<int>(at1.size()));
+    conf::expect_equal(download<float>(dout, at1.size()), want1, "tex1D, linear");
+
+    std::vector<float> at3, want3;
+    for (float z : {-0.2f, 0.77f, 1.5f, 2.31f, 3.4f}) {
+      for (float y : {0.1f, 1.37f, 2.5f, 3.93f}) {
+        for (float x : {-0.4f, 0.61f, 2.13f, 3.5f, 4.86f, 5.2f}) {
+          at3.insert(at3.end(), {x, y, z, 0});
+          const Taps tx = taps(x, w), ty = taps(y, h), tz = taps(z, d);
+          const long a = tx.frac, b = ty.frac, c = tz.frac;
+          const long w11 = (a * b + 128) / 256;
+          const long plane[2][2] = {{256 - a - b + w11, a - w11}, {b - w11, w11}};
+          long double sum = 0;
+          for (int j = 0; j < 2; ++j) {
+            for (int i = 0; i < 2; ++i) {
+              const long upper = (plane[j][i] * c + 128) / 256;
+              const std::size_t x_at = i != 0 ? tx.hi : tx.lo, y_at = j != 0 ? ty.hi : ty.lo;
+              sum += static_cast<long double>(plane[j][i] - upper) *
+                     data[(tz.lo * h + y_at) * w + x_at];
+              sum += static_cast<long double>(upper) * data[(tz.hi * h + y_at) * w + x_at];
+            }
+          }
+          want3.push_back(conf::texref::round_away(sum / 256));
+        }
+      }
+    }
+    sample("tex_3d", t3, at3, want3, "tex3D, linear");
   }
 
   TEST_CASE_FIXTURE(ArrayTextures, "conformance.texture: texCubemap picks the face and its texel") {
